@@ -1,0 +1,310 @@
+//! The memory domain: layers, identities, records and the requests the service answers.
+//!
+//! These types are shared by every storage backend, by the agents and by the transports, so
+//! they carry no storage or transport concerns. They serialise to the JSON that MCP tools and
+//! the REST API return.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+/// Where a memory lives, from the narrowest to the broadest audience.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    /// Private to one agent (`agent_id`).
+    Agent,
+    /// One user across sessions (`user_id`).
+    User,
+    /// One working session (`session_id`).
+    Session,
+    /// One project or repository (`project_id`).
+    Project,
+    /// One team (`team_id`).
+    Team,
+    /// One organisation (`org_id`).
+    Org,
+    /// The whole tenant.
+    Company,
+}
+
+impl Layer {
+    /// Every layer, narrowest first.
+    pub const ALL: [Layer; 7] = [
+        Layer::Agent,
+        Layer::User,
+        Layer::Session,
+        Layer::Project,
+        Layer::Team,
+        Layer::Org,
+        Layer::Company,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layer::Agent => "agent",
+            Layer::User => "user",
+            Layer::Session => "session",
+            Layer::Project => "project",
+            Layer::Team => "team",
+            Layer::Org => "org",
+            Layer::Company => "company",
+        }
+    }
+
+    /// The next broader layer that knowledge is promoted to, if any
+    /// (project → team → org → company).
+    pub fn broader(self) -> Option<Layer> {
+        match self {
+            Layer::Agent | Layer::User | Layer::Session => Some(Layer::Project),
+            Layer::Project => Some(Layer::Team),
+            Layer::Team => Some(Layer::Org),
+            Layer::Org => Some(Layer::Company),
+            Layer::Company => None,
+        }
+    }
+
+    /// The identity field that names this layer's scope, for error messages.
+    pub fn scope_field(self) -> &'static str {
+        match self {
+            Layer::Agent => "agent_id",
+            Layer::User => "user_id",
+            Layer::Session => "session_id",
+            Layer::Project => "project_id",
+            Layer::Team => "team_id",
+            Layer::Org => "org_id",
+            Layer::Company => "tenant",
+        }
+    }
+}
+
+impl fmt::Display for Layer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Layer {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Layer::ALL
+            .into_iter()
+            .find(|layer| layer.as_str() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown layer `{s}`; expected one of agent, user, session, project, team, org, company"
+                )
+            })
+    }
+}
+
+/// The scope id of the company layer: there is one company per tenant.
+pub const COMPANY_SCOPE: &str = "company";
+
+/// Who a call is made for. The tenant always comes from authentication, never from arguments;
+/// the other fields come from tool arguments with defaults from the token's configuration.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Identity {
+    pub tenant_id: String,
+    pub agent_id: Option<String>,
+    pub user_id: Option<String>,
+    pub session_id: Option<String>,
+    pub project_id: Option<String>,
+    pub team_id: Option<String>,
+    pub org_id: Option<String>,
+}
+
+impl Identity {
+    pub fn new(tenant_id: impl Into<String>) -> Self {
+        Identity { tenant_id: tenant_id.into(), ..Default::default() }
+    }
+
+    /// The scope id this identity has in `layer`, if it has one.
+    pub fn scope(&self, layer: Layer) -> Option<&str> {
+        match layer {
+            Layer::Agent => self.agent_id.as_deref(),
+            Layer::User => self.user_id.as_deref(),
+            Layer::Session => self.session_id.as_deref(),
+            Layer::Project => self.project_id.as_deref(),
+            Layer::Team => self.team_id.as_deref(),
+            Layer::Org => self.org_id.as_deref(),
+            Layer::Company => Some(COMPANY_SCOPE),
+        }
+    }
+
+    /// The layers this identity can see, narrowest first, with their scope ids.
+    pub fn visible_scopes(&self) -> Vec<Scope> {
+        Layer::ALL
+            .into_iter()
+            .filter_map(|layer| self.scope(layer).map(|id| Scope::new(layer, id)))
+            .collect()
+    }
+}
+
+/// One (layer, scope id) pair: "session s-42", "project aeterna", "company".
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Scope {
+    pub layer: Layer,
+    pub scope_id: String,
+}
+
+impl Scope {
+    pub fn new(layer: Layer, scope_id: impl Into<String>) -> Self {
+        Scope { layer, scope_id: scope_id.into() }
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.layer, self.scope_id)
+    }
+}
+
+/// What a memory is. Plain memories are written by clients; the agents write the others.
+pub mod kind {
+    pub const MEMORY: &str = "memory";
+    pub const NOTE: &str = "note";
+    pub const HINDSIGHT: &str = "hindsight";
+}
+
+/// Milliseconds since the Unix epoch, UTC.
+pub type Timestamp = i64;
+
+/// The current time as a [`Timestamp`].
+pub fn now_millis() -> Timestamp {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or_default()
+}
+
+/// A stored memory. The embedding is kept by the vector index, not in this struct.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryRecord {
+    pub id: Uuid,
+    pub tenant_id: String,
+    pub layer: Layer,
+    pub scope_id: String,
+    /// See [`kind`].
+    pub kind: String,
+    /// Omitted when a listing asks for metadata only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    pub tags: Vec<String>,
+    /// A JSON object.
+    pub metadata: serde_json::Value,
+    /// Hex SHA-256 of the content; exact duplicates in one scope are stored once.
+    pub content_hash: String,
+    /// Which embedder produced the stored vector.
+    pub embedder_id: String,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+impl MemoryRecord {
+    pub fn scope(&self) -> Scope {
+        Scope::new(self.layer, self.scope_id.clone())
+    }
+}
+
+/// A memory to add. The scope comes from the caller's [`Identity`] for `layer`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewMemory {
+    pub layer: Layer,
+    pub content: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// A JSON object; `null` is stored as `{}`.
+    #[serde(default)]
+    pub metadata: serde_json::Value,
+    /// Defaults to [`kind::MEMORY`].
+    #[serde(default)]
+    pub kind: Option<String>,
+}
+
+/// The result of an add: the stored record, and whether an identical one already existed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AddOutcome {
+    pub record: MemoryRecord,
+    /// True when the content already existed in that scope and nothing new was written.
+    pub deduplicated: bool,
+}
+
+/// Changes to a memory; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemoryPatch {
+    pub content: Option<String>,
+    pub tags: Option<Vec<String>>,
+    pub metadata: Option<serde_json::Value>,
+}
+
+/// Which memories a search or listing may return, beyond the tenant (always enforced).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemoryFilter {
+    /// The scopes to look in. Empty means every scope visible to the identity.
+    pub scopes: Vec<Scope>,
+    /// Every listed tag must be present.
+    pub tags: Vec<String>,
+    /// Restrict to these kinds; empty means any.
+    pub kinds: Vec<String>,
+}
+
+/// A hybrid (lexical + vector) search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchRequest {
+    pub query: String,
+    /// Restrict to these layers (resolved to scopes through the identity); `None` means all
+    /// visible layers.
+    pub layers: Option<Vec<Layer>>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub kinds: Vec<String>,
+    pub limit: usize,
+    /// Drop hits scoring below this (0..1).
+    #[serde(default)]
+    pub min_score: f32,
+}
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchHit {
+    pub record: MemoryRecord,
+    pub layer: Layer,
+    /// Relevance in 0..1, comparable across queries (fused lexical and vector evidence).
+    pub score: f32,
+}
+
+/// A page of a listing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ListRequest {
+    /// `None` means all visible layers.
+    pub layers: Option<Vec<Layer>>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub kinds: Vec<String>,
+    /// Opaque cursor from the previous page.
+    pub cursor: Option<String>,
+    pub limit: usize,
+    /// Leave `content` out of the returned records.
+    #[serde(default)]
+    pub metadata_only: bool,
+}
+
+/// One page of records, newest first, and the cursor for the next page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Page {
+    pub items: Vec<MemoryRecord>,
+    pub next_cursor: Option<String>,
+}
+
+/// Emitted after every committed write, so caches keyed by scope can invalidate.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct MemoryChange {
+    pub tenant_id: String,
+    pub scope: Scope,
+}

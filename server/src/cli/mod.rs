@@ -1,0 +1,53 @@
+//! Command-line entry points. Each subcommand lives in its own module.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub mod ext;
+pub mod serve;
+
+/// Aeterna: an extension host and memory server for AI coding agents.
+#[derive(Debug, Parser)]
+#[command(name = "aeterna", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve MCP over Streamable HTTP at /mcp, plus health, metrics and REST endpoints.
+    Serve(serve::ServeArgs),
+    /// Serve the same MCP tools over stdio.
+    Mcp(serve::McpArgs),
+    /// Check and run WebAssembly extensions.
+    #[command(subcommand)]
+    Ext(ext::ExtCommand),
+}
+
+/// Parses the command line and runs the chosen subcommand.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("aeterna: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async move {
+        match cli.command {
+            Command::Serve(args) => serve::run_serve(args).await,
+            Command::Mcp(args) => serve::run_mcp(args).await,
+            Command::Ext(command) => ext::run(command).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("aeterna: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

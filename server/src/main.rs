@@ -1,0 +1,5 @@
+//! The `aeterna` command: see `aeterna --help`.
+
+fn main() -> std::process::ExitCode {
+    aeterna_server::cli::main()
+}
