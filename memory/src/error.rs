@@ -10,7 +10,9 @@ pub enum MemoryError {
     #[error("{0}")]
     InvalidInput(String),
     /// The identity has no scope for the requested layer.
-    #[error("layer `{layer}` needs `{field}`: pass it as an argument or configure a default for this token")]
+    #[error(
+        "layer `{layer}` needs `{field}`: pass it as an argument or configure a default for this token"
+    )]
     MissingScope { layer: Layer, field: &'static str },
     /// No such record for this tenant (records of other tenants are indistinguishable from
     /// records that do not exist).
@@ -34,7 +36,10 @@ impl MemoryError {
     }
 
     pub fn storage(context: impl Into<String>, source: impl Into<anyhow::Error>) -> Self {
-        MemoryError::Storage { context: context.into(), source: source.into() }
+        MemoryError::Storage {
+            context: context.into(),
+            source: source.into(),
+        }
     }
 }
 

@@ -3,12 +3,28 @@
 //! Memories live in layers (agent, user, session, project, team, org, company), each scoped by
 //! an id taken from the caller's [`Identity`]. [`MemoryService`] is the entry point; it is
 //! transport-agnostic and is used by the MCP server, the REST API and the agents.
+//!
+//! * [`storage`]: durable records behind [`storage::RecordStore`]; the embedded profile is
+//!   SQLite ([`storage::sqlite::SqliteDatabase`], shared with the agents' tables).
+//! * [`vector`]: similarity search behind [`vector::VectorStore`]; the embedded profile is an
+//!   exact in-memory scan rebuilt from the durable vectors at start.
+//! * [`embed`]: text embedders behind [`embed::Embedder`].
+//! * [`retrieval`]: how lexical and vector evidence become ranked hits with 0..1 scores.
 
+mod config;
 pub mod embed;
 pub mod error;
 pub mod model;
+mod reembed;
+pub mod retrieval;
 pub mod service;
+pub mod storage;
+mod text;
+mod validate;
+pub mod vector;
 
 pub use error::{MemoryError, Result};
 pub use model::*;
-pub use service::{MemoryConfig, MemoryService, StoreStats};
+pub use service::{
+    EmbedderChange, MemoryConfig, MemoryService, RetrievalConfig, StoreStats, Stores,
+};

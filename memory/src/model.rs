@@ -119,7 +119,10 @@ pub struct Identity {
 
 impl Identity {
     pub fn new(tenant_id: impl Into<String>) -> Self {
-        Identity { tenant_id: tenant_id.into(), ..Default::default() }
+        Identity {
+            tenant_id: tenant_id.into(),
+            ..Default::default()
+        }
     }
 
     /// The scope id this identity has in `layer`, if it has one.
@@ -153,7 +156,10 @@ pub struct Scope {
 
 impl Scope {
     pub fn new(layer: Layer, scope_id: impl Into<String>) -> Self {
-        Scope { layer, scope_id: scope_id.into() }
+        Scope {
+            layer,
+            scope_id: scope_id.into(),
+        }
     }
 }
 

@@ -2,44 +2,36 @@
 //!
 //! Validation, limits, deduplication, embedding and hybrid retrieval live here; storage
 //! backends only store and query, always filtered by tenant in the query itself.
+//!
+//! Writes are serialised by one in-process lock that covers the database transaction and the
+//! vector-index update, so the index applies writes in commit order. Embedding happens before
+//! the lock is taken.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
+use tokio::sync::{Mutex, broadcast};
 use uuid::Uuid;
 
-use crate::error::Result;
+use crate::embed::{Embedder, check_vectors};
+use crate::error::{MemoryError, Result};
 use crate::model::{
-    AddOutcome, Identity, ListRequest, MemoryChange, MemoryPatch, MemoryRecord, NewMemory, Page,
-    SearchHit, SearchRequest,
+    AddOutcome, Identity, ListRequest, MemoryChange, MemoryFilter, MemoryPatch, MemoryRecord,
+    NewMemory, Page, SearchHit, SearchRequest, now_millis,
 };
+use crate::retrieval;
+use crate::storage::sqlite::{SqliteDatabase, SqliteRecordStore};
+use crate::storage::{
+    ContentChange, Inserted, ListQuery, NewRecord, RecordChange, RecordStore, UpdateOutcome,
+};
+use crate::validate::{self, cursor};
+use crate::vector::{InMemoryVectorIndex, VectorEntry, VectorStore};
 
-/// Limits and defaults of the memory service. Every field is configurable.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct MemoryConfig {
-    /// Largest accepted content, in bytes (64 KiB).
-    pub max_content_bytes: usize,
-    /// Largest page for listings and searches (100).
-    pub max_page_size: usize,
-    /// Most tags per record (32), each at most `max_tag_bytes` (128).
-    pub max_tags: usize,
-    pub max_tag_bytes: usize,
-    /// Largest metadata object as JSON text, in bytes (16 KiB).
-    pub max_metadata_bytes: usize,
-}
+pub use crate::config::{EmbedderChange, MemoryConfig, RetrievalConfig};
 
-impl Default for MemoryConfig {
-    fn default() -> Self {
-        MemoryConfig {
-            max_content_bytes: 64 * 1024,
-            max_page_size: 100,
-            max_tags: 32,
-            max_tag_bytes: 128,
-            max_metadata_bytes: 16 * 1024,
-        }
-    }
-}
+/// Pending change notifications per subscriber before the slowest one starts missing some.
+const CHANGE_BUFFER: usize = 4096;
 
 /// Store sizes, for `/metrics`.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -48,9 +40,23 @@ pub struct StoreStats {
     pub vectors: u64,
 }
 
+/// The storage backends of a [`MemoryService`].
+pub struct Stores {
+    pub records: Arc<dyn RecordStore>,
+    pub vectors: Arc<dyn VectorStore>,
+    /// The shared SQLite database, when the records live in one.
+    pub sqlite: Option<SqliteDatabase>,
+}
+
 /// The layered memory of every tenant.
 pub struct MemoryService {
-    _private: (),
+    config: MemoryConfig,
+    records: Arc<dyn RecordStore>,
+    vectors: Arc<dyn VectorStore>,
+    sqlite: Option<SqliteDatabase>,
+    embedder: Arc<dyn Embedder>,
+    changes: broadcast::Sender<MemoryChange>,
+    write_lock: Mutex<()>,
 }
 
 impl MemoryService {
@@ -59,65 +65,463 @@ impl MemoryService {
     pub async fn open_embedded(
         data_dir: &Path,
         config: MemoryConfig,
-        embedder: Arc<dyn crate::embed::Embedder>,
+        embedder: Arc<dyn Embedder>,
     ) -> Result<Self> {
-        let _ = (data_dir, config, embedder);
-        todo!("aeterna-memory: open_embedded")
+        let db = SqliteDatabase::open(data_dir, &config.sqlite).await?;
+        Self::open_sqlite(db, config, embedder).await
+    }
+
+    /// Opens the embedded profile on an already opened database (shared with the agents).
+    pub async fn open_sqlite(
+        db: SqliteDatabase,
+        config: MemoryConfig,
+        embedder: Arc<dyn Embedder>,
+    ) -> Result<Self> {
+        let records = Arc::new(SqliteRecordStore::new(db.clone()).await?);
+        let vectors = Arc::new(InMemoryVectorIndex::new(
+            embedder.dimensions(),
+            config.vectors.clone(),
+        ));
+        Self::open(
+            Stores {
+                records,
+                vectors,
+                sqlite: Some(db),
+            },
+            config,
+            embedder,
+        )
+        .await
+    }
+
+    /// Opens the service on any backends: checks (or migrates to) the embedder, then brings
+    /// the vector index up to date.
+    pub async fn open(
+        stores: Stores,
+        config: MemoryConfig,
+        embedder: Arc<dyn Embedder>,
+    ) -> Result<Self> {
+        crate::reembed::prepare(stores.records.as_ref(), embedder.as_ref(), &config).await?;
+        stores.vectors.sync_from(stores.records.as_ref()).await?;
+        let (changes, _) = broadcast::channel(CHANGE_BUFFER);
+        Ok(MemoryService {
+            config,
+            records: stores.records,
+            vectors: stores.vectors,
+            sqlite: stores.sqlite,
+            embedder,
+            changes,
+            write_lock: Mutex::new(()),
+        })
+    }
+
+    /// The shared SQLite database, for the agents' own tables (embedded profile only).
+    pub fn sqlite(&self) -> Option<&SqliteDatabase> {
+        self.sqlite.as_ref()
+    }
+
+    pub fn config(&self) -> &MemoryConfig {
+        &self.config
+    }
+
+    pub fn embedder(&self) -> &Arc<dyn Embedder> {
+        &self.embedder
+    }
+
+    async fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let context = || format!("embedding with `{}`", self.embedder.id());
+        let vectors = self
+            .embedder
+            .embed(texts)
+            .await
+            .map_err(|error| MemoryError::storage(context(), error))?;
+        check_vectors(self.embedder.as_ref(), texts.len(), &vectors)
+            .map_err(|error| MemoryError::storage(context(), error))?;
+        Ok(vectors)
+    }
+
+    fn notify(&self, record: &MemoryRecord) {
+        // No subscribers is fine.
+        let _ = self.changes.send(MemoryChange {
+            tenant_id: record.tenant_id.clone(),
+            scope: record.scope(),
+        });
     }
 
     /// Stores a memory in the caller's scope for `new.layer`; an identical content in that
     /// scope is returned instead of being stored twice.
     pub async fn add(&self, who: &Identity, new: NewMemory) -> Result<AddOutcome> {
-        let _ = (who, new);
-        todo!()
+        let mut outcomes = self.add_many(who, vec![new], "").await?;
+        Ok(outcomes.pop().expect("one outcome per memory"))
+    }
+
+    /// Stores several memories in one transaction (embedded in one batch), with the same
+    /// rules as [`add`](Self::add); outcomes are in input order. Errors name the offending
+    /// item as `items[i]`.
+    pub async fn add_batch(
+        &self,
+        who: &Identity,
+        items: Vec<NewMemory>,
+    ) -> Result<Vec<AddOutcome>> {
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.add_many(who, items, "items").await
+    }
+
+    async fn add_many(
+        &self,
+        who: &Identity,
+        items: Vec<NewMemory>,
+        field: &str,
+    ) -> Result<Vec<AddOutcome>> {
+        let tenant_id = validate::tenant(who)?;
+        let now = now_millis();
+        let prefix = |i: usize, name: &str| {
+            if field.is_empty() {
+                name.to_string()
+            } else {
+                format!("{field}[{i}].{name}")
+            }
+        };
+        let mut records = Vec::with_capacity(items.len());
+        for (i, new) in items.into_iter().enumerate() {
+            validate::content(&prefix(i, "content"), &new.content, &self.config)?;
+            let scope = validate::scope(who, new.layer, &self.config)?;
+            records.push(MemoryRecord {
+                id: Uuid::now_v7(),
+                tenant_id: tenant_id.to_string(),
+                layer: scope.layer,
+                scope_id: scope.scope_id,
+                kind: validate::kind(&prefix(i, "kind"), new.kind.as_deref(), &self.config)?,
+                tags: validate::tags(&prefix(i, "tags"), &new.tags, &self.config)?,
+                metadata: validate::metadata(&prefix(i, "metadata"), new.metadata, &self.config)?,
+                content_hash: validate::content_hash(&new.content),
+                content: Some(new.content),
+                embedder_id: self.embedder.id().to_string(),
+                created_at: now,
+                updated_at: now,
+            });
+        }
+
+        // A single add whose content already exists needs no embedding.
+        if let [record] = records.as_slice()
+            && let Some(existing) = self
+                .records
+                .find_duplicate(tenant_id, &record.scope(), &record.content_hash)
+                .await?
+        {
+            return Ok(vec![AddOutcome {
+                record: existing,
+                deduplicated: true,
+            }]);
+        }
+
+        let texts: Vec<&str> = records
+            .iter()
+            .map(|r| r.content.as_deref().unwrap_or_default())
+            .collect();
+        let vectors = self.embed(&texts).await?;
+        let new_records: Vec<NewRecord> = records
+            .into_iter()
+            .zip(vectors)
+            .map(|(record, vector)| NewRecord { record, vector })
+            .collect();
+        let mut entries: HashMap<Uuid, VectorEntry> = new_records
+            .iter()
+            .map(|new| (new.record.id, entry_of(&new.record, new.vector.clone())))
+            .collect();
+
+        let _write = self.write_lock.lock().await;
+        let inserted = self.records.insert(new_records).await?;
+        let fresh: Vec<VectorEntry> = inserted
+            .iter()
+            .filter_map(|outcome| match outcome {
+                Inserted::New(record) => entries.remove(&record.id),
+                Inserted::Existing(_) => None,
+            })
+            .collect();
+        if !fresh.is_empty() {
+            self.vectors.upsert(tenant_id, fresh).await?;
+        }
+        drop(_write);
+
+        Ok(inserted
+            .into_iter()
+            .map(|outcome| match outcome {
+                Inserted::New(record) => {
+                    self.notify(&record);
+                    AddOutcome {
+                        record,
+                        deduplicated: false,
+                    }
+                }
+                Inserted::Existing(record) => AddOutcome {
+                    record,
+                    deduplicated: true,
+                },
+            })
+            .collect())
     }
 
     /// One record of the caller's tenant.
     pub async fn get(&self, who: &Identity, id: Uuid) -> Result<MemoryRecord> {
-        let _ = (who, id);
-        todo!()
+        let tenant_id = validate::tenant(who)?;
+        self.records
+            .get(tenant_id, id)
+            .await?
+            .ok_or_else(|| MemoryError::NotFound(id.to_string()))
     }
 
-    /// Hybrid retrieval: BM25 and vector similarity fused by reciprocal rank.
+    /// Hybrid retrieval: BM25 and vector similarity fused by reciprocal rank; see
+    /// [`crate::retrieval`] for how scores are computed.
     pub async fn search(&self, who: &Identity, request: SearchRequest) -> Result<Vec<SearchHit>> {
-        let _ = (who, request);
-        todo!()
+        let tenant_id = validate::tenant(who)?;
+        let limit = validate::limit("limit", request.limit, &self.config)?;
+        if request.query.len() > self.config.max_query_bytes {
+            return Err(MemoryError::invalid(format!(
+                "`query` is {} bytes; the limit is {} bytes (max_query_bytes)",
+                request.query.len(),
+                self.config.max_query_bytes
+            )));
+        }
+        if !(0.0..=1.0).contains(&request.min_score) {
+            return Err(MemoryError::invalid(format!(
+                "`min_score` is {}; use a relevance between 0 and 1",
+                request.min_score
+            )));
+        }
+        let filter = MemoryFilter {
+            scopes: validate::scopes(who, request.layers.as_deref(), &self.config)?,
+            tags: validate::tags("tags", &request.tags, &self.config)?,
+            kinds: validate::kinds("kinds", &request.kinds, &self.config)?,
+        };
+        if !retrieval::is_searchable(&request.query) || filter.scopes.is_empty() {
+            return Ok(Vec::new());
+        }
+
+        let retrieval = &self.config.retrieval;
+        let candidates = (limit * retrieval.candidates_per_hit).max(retrieval.min_candidates);
+        let terms = retrieval::query_terms(&request.query, retrieval.max_query_terms);
+        let vector_side = async {
+            let query = self
+                .embed(&[request.query.as_str()])
+                .await?
+                .pop()
+                .expect("one vector");
+            let hits = self
+                .vectors
+                .search(tenant_id, &query, &filter, candidates)
+                .await?;
+            Ok::<_, MemoryError>((query, hits))
+        };
+        let lexical_side = self
+            .records
+            .lexical_search(tenant_id, &terms, &filter, candidates);
+        let ((query, vector_hits), lexical_hits) = tokio::try_join!(vector_side, lexical_side)?;
+
+        let mut fused = retrieval::fuse(&vector_hits, &lexical_hits, retrieval);
+        let missing: Vec<Uuid> = fused
+            .iter()
+            .filter(|c| c.cosine.is_none())
+            .map(|c| c.id)
+            .collect();
+        if !missing.is_empty() {
+            let similarities = self
+                .vectors
+                .similarities(tenant_id, &query, &missing)
+                .await?;
+            let by_id: HashMap<Uuid, Option<f32>> = missing.into_iter().zip(similarities).collect();
+            for candidate in fused.iter_mut().filter(|c| c.cosine.is_none()) {
+                candidate.cosine = by_id.get(&candidate.id).copied().flatten();
+            }
+        }
+
+        let calibration = self.embedder.calibration();
+        let chosen: Vec<(Uuid, f32)> = fused
+            .iter()
+            .map(|c| {
+                (
+                    c.id,
+                    retrieval::score(&calibration, c.cosine.unwrap_or(0.0), c.lexical, retrieval),
+                )
+            })
+            .filter(|(_, score)| *score >= request.min_score)
+            .take(limit)
+            .collect();
+        let ids: Vec<Uuid> = chosen.iter().map(|(id, _)| *id).collect();
+        let mut records: HashMap<Uuid, MemoryRecord> = self
+            .records
+            .get_many(tenant_id, &ids)
+            .await?
+            .into_iter()
+            .map(|r| (r.id, r))
+            .collect();
+        Ok(chosen
+            .into_iter()
+            .filter_map(|(id, score)| {
+                // A record deleted since the candidates were found is skipped.
+                let record = records.remove(&id)?;
+                Some(SearchHit {
+                    layer: record.layer,
+                    record,
+                    score,
+                })
+            })
+            .collect())
     }
 
     /// A page of records, newest first.
     pub async fn list(&self, who: &Identity, request: ListRequest) -> Result<Page> {
-        let _ = (who, request);
-        todo!()
+        let tenant_id = validate::tenant(who)?;
+        let limit = validate::limit("limit", request.limit, &self.config)?;
+        let before = request.cursor.as_deref().map(cursor::decode).transpose()?;
+        let filter = MemoryFilter {
+            scopes: validate::scopes(who, request.layers.as_deref(), &self.config)?,
+            tags: validate::tags("tags", &request.tags, &self.config)?,
+            kinds: validate::kinds("kinds", &request.kinds, &self.config)?,
+        };
+        if filter.scopes.is_empty() {
+            return Ok(Page {
+                items: Vec::new(),
+                next_cursor: None,
+            });
+        }
+        let query = ListQuery {
+            filter,
+            before,
+            limit,
+            metadata_only: request.metadata_only,
+        };
+        let page = self.records.list(tenant_id, &query).await?;
+        Ok(Page {
+            items: page.items,
+            next_cursor: page.next.map(cursor::encode),
+        })
     }
 
     /// Applies `patch`, re-embedding when the content changes.
-    pub async fn update(&self, who: &Identity, id: Uuid, patch: MemoryPatch) -> Result<MemoryRecord> {
-        let _ = (who, id, patch);
-        todo!()
+    pub async fn update(
+        &self,
+        who: &Identity,
+        id: Uuid,
+        patch: MemoryPatch,
+    ) -> Result<MemoryRecord> {
+        let tenant_id = validate::tenant(who)?;
+        if patch.content.is_none() && patch.tags.is_none() && patch.metadata.is_none() {
+            return Err(MemoryError::invalid(
+                "nothing to update: pass at least one of `content`, `tags` or `metadata`",
+            ));
+        }
+        let content = match patch.content {
+            Some(content) => {
+                validate::content("content", &content, &self.config)?;
+                let vector = self
+                    .embed(&[content.as_str()])
+                    .await?
+                    .pop()
+                    .expect("one vector");
+                Some(ContentChange {
+                    content_hash: validate::content_hash(&content),
+                    content,
+                    vector,
+                })
+            }
+            None => None,
+        };
+        let change = RecordChange {
+            tags: patch
+                .tags
+                .map(|tags| validate::tags("tags", &tags, &self.config))
+                .transpose()?,
+            metadata: patch
+                .metadata
+                .map(|m| validate::metadata("metadata", m, &self.config))
+                .transpose()?,
+            updated_at: now_millis(),
+            content,
+        };
+        let new_vector = change.content.as_ref().map(|c| c.vector.clone());
+
+        let _write = self.write_lock.lock().await;
+        let record = match self.records.update(tenant_id, id, change).await? {
+            UpdateOutcome::Updated(record) => *record,
+            UpdateOutcome::NotFound => return Err(MemoryError::NotFound(id.to_string())),
+            UpdateOutcome::Duplicate { existing } => {
+                return Err(MemoryError::invalid(format!(
+                    "`content` is identical to memory `{existing}` in the same scope; update or delete that one instead"
+                )));
+            }
+        };
+        match new_vector {
+            Some(vector) => {
+                self.vectors
+                    .upsert(tenant_id, vec![entry_of(&record, vector)])
+                    .await?
+            }
+            None => {
+                self.vectors
+                    .retag(tenant_id, id, record.tags.clone())
+                    .await?
+            }
+        }
+        drop(_write);
+        self.notify(&record);
+        Ok(record)
     }
 
     /// Deletes a record and its vector. Unknown ids are [`crate::MemoryError::NotFound`].
     pub async fn delete(&self, who: &Identity, id: Uuid) -> Result<()> {
-        let _ = (who, id);
-        todo!()
+        let tenant_id = validate::tenant(who)?;
+        let _write = self.write_lock.lock().await;
+        let deleted = self
+            .records
+            .delete(tenant_id, id)
+            .await?
+            .ok_or_else(|| MemoryError::NotFound(id.to_string()))?;
+        self.vectors.remove(tenant_id, &[id]).await?;
+        drop(_write);
+        self.notify(&deleted);
+        Ok(())
     }
 
     /// Every committed write, for cache invalidation.
-    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<MemoryChange> {
-        todo!()
+    pub fn subscribe(&self) -> broadcast::Receiver<MemoryChange> {
+        self.changes.subscribe()
     }
 
     /// Ok when every store answers.
     pub async fn ready(&self) -> Result<()> {
-        todo!()
+        self.records.ping().await?;
+        self.vectors.ready().await
     }
 
     pub async fn stats(&self) -> Result<StoreStats> {
-        todo!()
+        let counts = self.records.counts().await?;
+        Ok(StoreStats {
+            records: counts.records,
+            vectors: self.vectors.count().await?,
+        })
     }
 
     /// Persists what is held in memory (the vector index). Called on graceful shutdown.
+    /// Nothing acknowledged depends on it: every write is durable when it returns.
     pub async fn flush(&self) -> Result<()> {
-        todo!()
+        let _write = self.write_lock.lock().await;
+        self.vectors.flush().await?;
+        if let Some(db) = &self.sqlite {
+            db.checkpoint().await?;
+        }
+        Ok(())
+    }
+}
+
+fn entry_of(record: &MemoryRecord, vector: Vec<f32>) -> VectorEntry {
+    VectorEntry {
+        id: record.id,
+        scope: record.scope(),
+        kind: record.kind.clone(),
+        tags: record.tags.clone(),
+        vector,
     }
 }

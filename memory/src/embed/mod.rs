@@ -1,4 +1,15 @@
 //! Text embedders. Every stored vector records the id of the embedder that made it.
+//!
+//! * [`HashingEmbedder`]: the default; feature hashing, no download, no network.
+//! * [`OpenAiEmbedder`]: any OpenAI-compatible `/v1/embeddings` endpoint (OpenAI, Ollama, vLLM).
+//! * `LocalModelEmbedder` (feature `local-model`): a sentence-transformers BERT directory run
+//!   with candle.
+//!
+//! [`EmbedderConfig`] builds any of them from configuration.
+
+mod hashing;
+
+pub use hashing::HashingEmbedder;
 
 /// Turns texts into unit-length vectors.
 #[async_trait::async_trait]
@@ -8,4 +19,76 @@ pub trait Embedder: Send + Sync {
     fn id(&self) -> &str;
     fn dimensions(&self) -> usize;
     async fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>>;
+
+    /// How this embedder's cosine similarities map to relevance; see [`Calibration`].
+    fn calibration(&self) -> Calibration {
+        Calibration::default()
+    }
+}
+
+/// Where an embedder's cosine similarities sit for unrelated and for clearly related texts.
+///
+/// Search scores map cosine `c` to `(c - unrelated) / (related - unrelated)`, clamped to 0..1,
+/// so that a score means the same thing whichever embedder is configured: 0 is "no more similar
+/// than two unrelated texts", 1 is "as similar as a close paraphrase".
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Calibration {
+    /// Typical cosine of two unrelated texts.
+    pub unrelated: f32,
+    /// Typical cosine of a query and a passage that answers it.
+    pub related: f32,
+}
+
+impl Default for Calibration {
+    fn default() -> Self {
+        Calibration {
+            unrelated: 0.0,
+            related: 1.0,
+        }
+    }
+}
+
+impl Calibration {
+    /// The relevance of cosine similarity `cosine`, in 0..1.
+    pub fn relevance(&self, cosine: f32) -> f32 {
+        let span = (self.related - self.unrelated).max(1e-3);
+        ((cosine - self.unrelated) / span).clamp(0.0, 1.0)
+    }
+}
+
+/// Checks what an embedder returned: one finite vector of the promised length per text.
+pub(crate) fn check_vectors(
+    embedder: &dyn Embedder,
+    texts: usize,
+    vectors: &[Vec<f32>],
+) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        vectors.len() == texts,
+        "embedder `{}` returned {} vectors for {texts} texts",
+        embedder.id(),
+        vectors.len()
+    );
+    for vector in vectors {
+        anyhow::ensure!(
+            vector.len() == embedder.dimensions(),
+            "embedder `{}` returned a vector of {} dimensions; it promised {}",
+            embedder.id(),
+            vector.len(),
+            embedder.dimensions()
+        );
+        anyhow::ensure!(
+            vector.iter().all(|x| x.is_finite()),
+            "embedder `{}` returned a vector with NaN or infinite components",
+            embedder.id()
+        );
+    }
+    Ok(())
+}
+
+/// Scales `vector` to unit length (a zero vector stays zero).
+pub fn normalize(vector: &mut [f32]) {
+    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        vector.iter_mut().for_each(|x| *x /= norm);
+    }
 }

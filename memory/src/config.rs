@@ -1,0 +1,90 @@
+//! [`MemoryConfig`]: limits, retrieval tuning and storage settings. Every field has a default.
+
+use crate::storage::sqlite::SqliteConfig;
+use crate::vector::VectorIndexConfig;
+
+/// Limits and defaults of the memory service. Every field is configurable.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MemoryConfig {
+    /// Largest accepted content, in bytes (64 KiB).
+    pub max_content_bytes: usize,
+    /// Largest page for listings and searches (100).
+    pub max_page_size: usize,
+    /// Most tags per record (32), each at most `max_tag_bytes` (128).
+    pub max_tags: usize,
+    pub max_tag_bytes: usize,
+    /// Largest metadata object as JSON text, in bytes (16 KiB).
+    pub max_metadata_bytes: usize,
+    /// Largest search query, in bytes (8 KiB).
+    pub max_query_bytes: usize,
+    /// Longest scope id (session, project, … id) and kind, in bytes (256).
+    pub max_id_bytes: usize,
+    /// What to do when the configured embedder differs from the one that made the stored
+    /// vectors (`refuse`).
+    pub on_embedder_change: EmbedderChange,
+    /// Records re-embedded per batch (256).
+    pub reembed_batch: usize,
+    pub retrieval: RetrievalConfig,
+    pub vectors: VectorIndexConfig,
+    pub sqlite: SqliteConfig,
+}
+
+impl Default for MemoryConfig {
+    fn default() -> Self {
+        MemoryConfig {
+            max_content_bytes: 64 * 1024,
+            max_page_size: 100,
+            max_tags: 32,
+            max_tag_bytes: 128,
+            max_metadata_bytes: 16 * 1024,
+            max_query_bytes: 8 * 1024,
+            max_id_bytes: 256,
+            on_embedder_change: EmbedderChange::Refuse,
+            reembed_batch: 256,
+            retrieval: RetrievalConfig::default(),
+            vectors: VectorIndexConfig::default(),
+            sqlite: SqliteConfig::default(),
+        }
+    }
+}
+
+/// The policy for a changed embedder. Vectors of different embedders are never mixed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EmbedderChange {
+    /// Fail to open, saying how to proceed.
+    #[default]
+    Refuse,
+    /// Re-embed every stored record with the new embedder (batched, resumable) while opening.
+    Reembed,
+}
+
+/// Hybrid retrieval tuning.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetrievalConfig {
+    /// The `k` of reciprocal rank fusion: `Σ 1 / (k + rank)` (60).
+    pub rrf_k: f32,
+    /// Each retriever returns `limit × candidates_per_hit` candidates (4) ...
+    pub candidates_per_hit: usize,
+    /// ... and at least this many (40).
+    pub min_candidates: usize,
+    /// How much full lexical coverage contributes to the score (0.6); see
+    /// [`crate::retrieval`].
+    pub lexical_weight: f32,
+    /// Query words beyond this many are ignored by the lexical retriever (32).
+    pub max_query_terms: usize,
+}
+
+impl Default for RetrievalConfig {
+    fn default() -> Self {
+        RetrievalConfig {
+            rrf_k: 60.0,
+            candidates_per_hit: 4,
+            min_candidates: 40,
+            lexical_weight: 0.6,
+            max_query_terms: 32,
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! Durable storage of memory records behind the [`RecordStore`] trait.
+//!
+//! A record store keeps records, their tags, their lexical index and the durable copy of each
+//! record's vector (the [`crate::vector::VectorStore`] is an index derived from it). Every
+//! method takes the tenant and filters by it in the query itself; a record of another tenant
+//! is indistinguishable from one that does not exist.
+//!
+//! The embedded profile is [`sqlite::SqliteRecordStore`]; scale-out backends implement the
+//! same trait.
+
+pub mod sqlite;
+
+use uuid::Uuid;
+
+use crate::error::Result;
+use crate::model::{MemoryFilter, MemoryRecord, Scope};
+use crate::vector::VectorEntry;
+
+/// A record to insert (content included) and its vector.
+#[derive(Debug, Clone)]
+pub struct NewRecord {
+    pub record: MemoryRecord,
+    pub vector: Vec<f32>,
+}
+
+/// What an insert did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Inserted {
+    /// The record was stored.
+    New(MemoryRecord),
+    /// A record with the same content already existed in that scope; nothing was written.
+    Existing(MemoryRecord),
+}
+
+/// Changes to one record; `None` leaves a field as it is.
+#[derive(Debug, Clone, Default)]
+pub struct RecordChange {
+    /// New content, its hash and its vector.
+    pub content: Option<ContentChange>,
+    pub tags: Option<Vec<String>>,
+    pub metadata: Option<serde_json::Value>,
+    pub updated_at: crate::model::Timestamp,
+}
+
+#[derive(Debug, Clone)]
+pub struct ContentChange {
+    pub content: String,
+    pub content_hash: String,
+    pub vector: Vec<f32>,
+}
+
+/// Why an update was refused.
+#[derive(Debug)]
+pub enum UpdateOutcome {
+    Updated(Box<MemoryRecord>),
+    NotFound,
+    /// The new content duplicates the record `existing` in the same scope.
+    Duplicate {
+        existing: Uuid,
+    },
+}
+
+/// One page of a listing, newest first.
+#[derive(Debug, Clone, Default)]
+pub struct ListQuery {
+    pub filter: MemoryFilter,
+    /// Only records older than this position (from a previous page).
+    pub before: Option<i64>,
+    pub limit: usize,
+    pub metadata_only: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ListPage {
+    pub items: Vec<MemoryRecord>,
+    /// The position to pass as `before` for the next page, when there is one.
+    pub next: Option<i64>,
+}
+
+/// A lexical match.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LexicalHit {
+    pub id: Uuid,
+    /// How well the record covers the query terms, 0..1: BM25 divided by the BM25 of a
+    /// record of average length that contains each query term once.
+    pub relevance: f32,
+}
+
+/// A durable vector, with the position to continue paging from.
+#[derive(Debug, Clone)]
+pub struct StoredVector {
+    pub position: i64,
+    pub tenant_id: String,
+    pub entry: VectorEntry,
+}
+
+/// A record whose vector must be recomputed.
+#[derive(Debug, Clone)]
+pub struct StaleRecord {
+    pub position: i64,
+    pub tenant_id: String,
+    pub id: Uuid,
+    pub content: String,
+}
+
+/// Counts for `/metrics`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecordCounts {
+    pub records: u64,
+    pub vectors: u64,
+}
+
+#[async_trait::async_trait]
+pub trait RecordStore: Send + Sync {
+    /// Stores the records and their vectors in one transaction. A record whose content
+    /// already exists in its scope (or earlier in `records`) is not stored: the existing one
+    /// is returned instead. Results are in the order of `records`.
+    async fn insert(&self, records: Vec<NewRecord>) -> Result<Vec<Inserted>>;
+
+    /// The record of `scope` whose content has `content_hash`, if any.
+    async fn find_duplicate(
+        &self,
+        tenant_id: &str,
+        scope: &Scope,
+        content_hash: &str,
+    ) -> Result<Option<MemoryRecord>>;
+
+    async fn get(&self, tenant_id: &str, id: Uuid) -> Result<Option<MemoryRecord>>;
+
+    /// The records of `ids` that exist in `tenant_id`, in no particular order.
+    async fn get_many(&self, tenant_id: &str, ids: &[Uuid]) -> Result<Vec<MemoryRecord>>;
+
+    async fn update(
+        &self,
+        tenant_id: &str,
+        id: Uuid,
+        change: RecordChange,
+    ) -> Result<UpdateOutcome>;
+
+    /// Deletes a record, its tags and its vector; returns what was deleted.
+    async fn delete(&self, tenant_id: &str, id: Uuid) -> Result<Option<MemoryRecord>>;
+
+    async fn list(&self, tenant_id: &str, query: &ListQuery) -> Result<ListPage>;
+
+    /// The best `limit` lexical matches of any of `terms` (plain words; the store quotes
+    /// them for its query language), best first.
+    async fn lexical_search(
+        &self,
+        tenant_id: &str,
+        terms: &[String],
+        filter: &MemoryFilter,
+        limit: usize,
+    ) -> Result<Vec<LexicalHit>>;
+
+    /// Durable vectors of every tenant after `position`, in position order (for loading a
+    /// vector index).
+    async fn vectors_after(&self, position: i64, limit: usize) -> Result<Vec<StoredVector>>;
+
+    /// Records after `position` whose vector was not made by `embedder_id`, in position order.
+    async fn stale_records(
+        &self,
+        embedder_id: &str,
+        position: i64,
+        limit: usize,
+    ) -> Result<Vec<StaleRecord>>;
+
+    /// Replaces the vectors of records (tenant, id) and marks them as made by `embedder_id`.
+    async fn replace_vectors(
+        &self,
+        embedder_id: &str,
+        vectors: Vec<(String, Uuid, Vec<f32>)>,
+    ) -> Result<()>;
+
+    async fn meta(&self, key: &str) -> Result<Option<String>>;
+    async fn set_meta(&self, key: &str, value: &str) -> Result<()>;
+
+    async fn counts(&self) -> Result<RecordCounts>;
+
+    /// Ok when the store answers.
+    async fn ping(&self) -> Result<()>;
+}

@@ -1,0 +1,149 @@
+//! The embedded profile's database: one SQLite file in the data dir, in WAL mode.
+//!
+//! [`SqliteDatabase`] is opened once per process (a lock file keeps a second process off the
+//! same data dir, whose in-memory vector index would silently diverge) with every migration
+//! of `migrations/sqlite` applied, and is shared: the memory service and the agents' own
+//! tables use the same pool.
+
+mod filter;
+mod records;
+mod rows;
+
+pub use records::SqliteRecordStore;
+
+use std::fs::{File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::migrate::Migrator;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{Sqlite, Transaction};
+
+use crate::error::{MemoryError, Result};
+
+/// Every migration in `migrations/sqlite`: the memory tables (0001–0099) and the agents'
+/// (0100 and up), applied in order by one migrator.
+pub static MIGRATOR: Migrator = sqlx::migrate!("../migrations/sqlite");
+
+/// Connection settings of the embedded database.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SqliteConfig {
+    /// Connections in the pool (8). WAL lets readers run in parallel; writes are serialised
+    /// by SQLite.
+    pub max_connections: u32,
+    /// How long a statement waits for a lock held by another connection (5 s).
+    pub busy_timeout_ms: u64,
+    /// Page cache per connection, in KiB (16 MiB).
+    pub cache_kib: u32,
+}
+
+impl Default for SqliteConfig {
+    fn default() -> Self {
+        SqliteConfig {
+            max_connections: 8,
+            busy_timeout_ms: 5_000,
+            cache_kib: 16 * 1024,
+        }
+    }
+}
+
+/// A shared handle on the data dir's SQLite database. Cloning is cheap; the lock on the data
+/// dir is released when the last clone is dropped.
+#[derive(Clone, Debug)]
+pub struct SqliteDatabase {
+    pub pool: SqlitePool,
+    path: PathBuf,
+    _lock: Arc<File>,
+}
+
+impl SqliteDatabase {
+    /// The database file inside the data dir.
+    pub const FILE_NAME: &str = "aeterna.db";
+    /// The lock file inside the data dir.
+    pub const LOCK_FILE_NAME: &str = "aeterna.lock";
+
+    /// Opens (creating if needed) `data_dir/aeterna.db` and applies every migration.
+    pub async fn open(data_dir: &Path, config: &SqliteConfig) -> Result<Self> {
+        std::fs::create_dir_all(data_dir).map_err(|error| {
+            MemoryError::storage(format!("creating data dir {}", data_dir.display()), error)
+        })?;
+        let lock = lock_data_dir(data_dir)?;
+        let path = data_dir.join(Self::FILE_NAME);
+        let options = SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_millis(config.busy_timeout_ms))
+            .foreign_keys(true)
+            .pragma("cache_size", format!("-{}", config.cache_kib))
+            .pragma("temp_store", "memory");
+        let pool = SqlitePoolOptions::new()
+            .max_connections(config.max_connections.max(1))
+            .min_connections(1)
+            .acquire_timeout(Duration::from_millis(config.busy_timeout_ms.max(1_000) * 2))
+            .connect_with(options)
+            .await
+            .map_err(|error| MemoryError::storage(format!("opening {}", path.display()), error))?;
+        MIGRATOR.run(&pool).await.map_err(|error| {
+            MemoryError::storage(format!("applying migrations to {}", path.display()), error)
+        })?;
+        Ok(SqliteDatabase {
+            pool,
+            path,
+            _lock: Arc::new(lock),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Starts a write transaction with `BEGIN IMMEDIATE`, taking SQLite's write lock up
+    /// front: a deferred transaction that reads and then writes can fail with `SQLITE_BUSY`
+    /// without waiting for the busy timeout. Use this for every transaction that writes.
+    pub async fn begin_write(&self) -> sqlx::Result<Transaction<'static, Sqlite>> {
+        self.pool.begin_with("BEGIN IMMEDIATE").await
+    }
+
+    /// Checkpoints the WAL into the main file (on graceful shutdown; not needed for
+    /// durability).
+    pub async fn checkpoint(&self) -> Result<()> {
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&self.pool)
+            .await
+            .map_err(|error| MemoryError::storage("checkpointing the WAL", error))?;
+        Ok(())
+    }
+}
+
+/// Takes an exclusive lock on `data_dir/aeterna.lock`, released when the file is closed
+/// (also when the process dies).
+fn lock_data_dir(data_dir: &Path) -> Result<File> {
+    let path = data_dir.join(SqliteDatabase::LOCK_FILE_NAME);
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|error| MemoryError::storage(format!("opening {}", path.display()), error))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(MemoryError::storage(
+            format!("locking data dir {}", data_dir.display()),
+            anyhow::anyhow!(
+                "another Aeterna process uses this data dir (it holds {}); stop it or configure a different data dir",
+                path.display()
+            ),
+        )),
+        Err(std::fs::TryLockError::Error(error)) => Err(MemoryError::storage(
+            format!("locking {}", path.display()),
+            error,
+        )),
+    }
+}

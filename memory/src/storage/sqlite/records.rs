@@ -1,0 +1,599 @@
+//! [`SqliteRecordStore`]: records, tags, FTS5 and durable vectors in SQLite.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use sqlx::{QueryBuilder, Row, Sqlite, SqliteConnection};
+use uuid::Uuid;
+
+use super::SqliteDatabase;
+use super::filter::push_filter;
+use super::rows::{
+    RECORD_COLUMNS, RECORD_COLUMNS_NO_CONTENT, blob_to_vector, parse_id, parse_layer, parse_tags,
+    record, vector_to_blob,
+};
+use crate::error::{MemoryError, Result};
+use crate::model::{MemoryFilter, MemoryRecord, Scope};
+use crate::storage::{
+    Inserted, LexicalHit, ListPage, ListQuery, NewRecord, RecordChange, RecordCounts, RecordStore,
+    StaleRecord, StoredVector, UpdateOutcome,
+};
+use crate::vector::VectorEntry;
+
+/// FTS5's BM25 parameters (its defaults), used to normalise scores.
+const BM25_IDF_FLOOR: f64 = 1e-6;
+
+fn failed(context: &'static str) -> impl FnOnce(sqlx::Error) -> MemoryError {
+    move |error| MemoryError::storage(context, error)
+}
+
+/// Records of every tenant in the shared [`SqliteDatabase`].
+pub struct SqliteRecordStore {
+    db: SqliteDatabase,
+    /// Rows in the FTS index (every tenant's, as FTS5's own statistics are), for BM25
+    /// normalisation.
+    documents: AtomicI64,
+}
+
+impl SqliteRecordStore {
+    pub async fn new(db: SqliteDatabase) -> Result<Self> {
+        let documents: i64 = sqlx::query_scalar("SELECT count(*) FROM memories")
+            .fetch_one(&db.pool)
+            .await
+            .map_err(failed("counting memories"))?;
+        Ok(SqliteRecordStore {
+            db,
+            documents: AtomicI64::new(documents),
+        })
+    }
+
+    pub fn database(&self) -> &SqliteDatabase {
+        &self.db
+    }
+
+    async fn record_by_seq(conn: &mut SqliteConnection, seq: i64) -> Result<MemoryRecord> {
+        let sql = format!("SELECT {RECORD_COLUMNS} FROM memories WHERE seq = ?");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(seq)
+            .fetch_one(conn)
+            .await
+            .map_err(failed("reading a memory"))?;
+        Ok(record(&row)?.1)
+    }
+
+    async fn duplicate_in(
+        conn: &mut SqliteConnection,
+        tenant_id: &str,
+        scope: &Scope,
+        content_hash: &str,
+    ) -> Result<Option<(i64, MemoryRecord)>> {
+        let sql = format!(
+            "SELECT {RECORD_COLUMNS} FROM memories \
+             WHERE tenant_id = ? AND layer = ? AND scope_id = ? AND content_hash = ?"
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(tenant_id)
+            .bind(scope.layer.as_str())
+            .bind(&scope.scope_id)
+            .bind(content_hash)
+            .fetch_optional(conn)
+            .await
+            .map_err(failed("looking up duplicate content"))?;
+        row.map(|row| record(&row)).transpose()
+    }
+
+    async fn write_tags(
+        conn: &mut SqliteConnection,
+        seq: i64,
+        tenant_id: &str,
+        tags: &[String],
+    ) -> Result<()> {
+        sqlx::query("DELETE FROM memory_tags WHERE memory_seq = ?")
+            .bind(seq)
+            .execute(&mut *conn)
+            .await
+            .map_err(failed("writing tags"))?;
+        for tag in tags {
+            sqlx::query(
+                "INSERT OR IGNORE INTO memory_tags (memory_seq, tenant_id, tag) VALUES (?, ?, ?)",
+            )
+            .bind(seq)
+            .bind(tenant_id)
+            .bind(tag)
+            .execute(&mut *conn)
+            .await
+            .map_err(failed("writing tags"))?;
+        }
+        Ok(())
+    }
+
+    /// Document frequencies of `terms` in the FTS index.
+    async fn document_frequencies(&self, terms: &[String]) -> Result<HashMap<String, i64>> {
+        let mut builder =
+            QueryBuilder::<Sqlite>::new("SELECT term, doc FROM memories_fts_terms WHERE term IN (");
+        let mut list = builder.separated(", ");
+        for term in terms {
+            list.push_bind(term.clone());
+        }
+        builder.push(")");
+        let rows = builder
+            .build()
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(failed("reading term statistics"))?;
+        rows.iter()
+            .map(|row| {
+                Ok((
+                    row.try_get::<String, _>(0)
+                        .map_err(failed("reading term statistics"))?,
+                    row.try_get(1).map_err(failed("reading term statistics"))?,
+                ))
+            })
+            .collect()
+    }
+}
+
+/// `"term1" OR "term2" …`: each term a quoted FTS5 string, so no user input is ever parsed as
+/// FTS5 syntax.
+fn match_expression(terms: &[String]) -> String {
+    terms
+        .iter()
+        .map(|term| format!("\"{}\"", term.replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(" OR ")
+}
+
+#[async_trait::async_trait]
+impl RecordStore for SqliteRecordStore {
+    async fn insert(&self, records: Vec<NewRecord>) -> Result<Vec<Inserted>> {
+        let mut tx = self
+            .db
+            .begin_write()
+            .await
+            .map_err(failed("starting a write"))?;
+        let mut outcomes = Vec::with_capacity(records.len());
+        let mut inserted = 0;
+        for NewRecord { record, vector } in records {
+            let content = record.content.as_deref().unwrap_or_default();
+            let seq: Option<i64> = sqlx::query_scalar(
+                "INSERT INTO memories (id, tenant_id, layer, scope_id, kind, content, tags, metadata, \
+                 content_hash, embedder_id, created_at, updated_at) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+                 ON CONFLICT (tenant_id, layer, scope_id, content_hash) DO NOTHING RETURNING seq",
+            )
+            .bind(record.id.to_string())
+            .bind(&record.tenant_id)
+            .bind(record.layer.as_str())
+            .bind(&record.scope_id)
+            .bind(&record.kind)
+            .bind(content)
+            .bind(serde_json::to_string(&record.tags).expect("tags serialise"))
+            .bind(record.metadata.to_string())
+            .bind(&record.content_hash)
+            .bind(&record.embedder_id)
+            .bind(record.created_at)
+            .bind(record.updated_at)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(failed("inserting a memory"))?;
+            match seq {
+                Some(seq) => {
+                    Self::write_tags(&mut tx, seq, &record.tenant_id, &record.tags).await?;
+                    sqlx::query("INSERT INTO memory_vectors (memory_seq, tenant_id, vector) VALUES (?, ?, ?)")
+                        .bind(seq)
+                        .bind(&record.tenant_id)
+                        .bind(vector_to_blob(&vector))
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(failed("inserting a vector"))?;
+                    inserted += 1;
+                    outcomes.push(Inserted::New(record));
+                }
+                None => {
+                    let (_, existing) = Self::duplicate_in(
+                        &mut tx,
+                        &record.tenant_id,
+                        &record.scope(),
+                        &record.content_hash,
+                    )
+                    .await?
+                    .ok_or_else(|| {
+                        MemoryError::storage(
+                            "inserting a memory",
+                            anyhow::anyhow!(
+                                "the insert conflicted, yet no duplicate content was found"
+                            ),
+                        )
+                    })?;
+                    outcomes.push(Inserted::Existing(existing));
+                }
+            }
+        }
+        tx.commit().await.map_err(failed("committing memories"))?;
+        self.documents.fetch_add(inserted, Ordering::Relaxed);
+        Ok(outcomes)
+    }
+
+    async fn find_duplicate(
+        &self,
+        tenant_id: &str,
+        scope: &Scope,
+        content_hash: &str,
+    ) -> Result<Option<MemoryRecord>> {
+        let mut conn = self.db.pool.acquire().await.map_err(failed("connecting"))?;
+        Ok(
+            Self::duplicate_in(&mut conn, tenant_id, scope, content_hash)
+                .await?
+                .map(|(_, record)| record),
+        )
+    }
+
+    async fn get(&self, tenant_id: &str, id: Uuid) -> Result<Option<MemoryRecord>> {
+        let sql = format!("SELECT {RECORD_COLUMNS} FROM memories WHERE id = ? AND tenant_id = ?");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id.to_string())
+            .bind(tenant_id)
+            .fetch_optional(&self.db.pool)
+            .await
+            .map_err(failed("reading a memory"))?;
+        Ok(row
+            .map(|row| record(&row))
+            .transpose()?
+            .map(|(_, record)| record))
+    }
+
+    async fn get_many(&self, tenant_id: &str, ids: &[Uuid]) -> Result<Vec<MemoryRecord>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut builder = QueryBuilder::<Sqlite>::new(format!(
+            "SELECT {RECORD_COLUMNS} FROM memories WHERE tenant_id = "
+        ));
+        builder.push_bind(tenant_id.to_string());
+        builder.push(" AND id IN (");
+        let mut list = builder.separated(", ");
+        for id in ids {
+            list.push_bind(id.to_string());
+        }
+        builder.push(")");
+        let rows = builder
+            .build()
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(failed("reading memories"))?;
+        rows.iter()
+            .map(|row| record(row).map(|(_, record)| record))
+            .collect()
+    }
+
+    async fn update(
+        &self,
+        tenant_id: &str,
+        id: Uuid,
+        change: RecordChange,
+    ) -> Result<UpdateOutcome> {
+        let mut tx = self
+            .db
+            .begin_write()
+            .await
+            .map_err(failed("starting a write"))?;
+        let found =
+            sqlx::query("SELECT seq, layer, scope_id FROM memories WHERE id = ? AND tenant_id = ?")
+                .bind(id.to_string())
+                .bind(tenant_id)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(failed("reading a memory"))?;
+        let Some(found) = found else {
+            return Ok(UpdateOutcome::NotFound);
+        };
+        let seq: i64 = found.get(0);
+        let scope = Scope::new(parse_layer(found.get(1))?, found.get::<String, _>(2));
+
+        let mut builder = QueryBuilder::<Sqlite>::new("UPDATE memories SET updated_at = ");
+        builder.push_bind(change.updated_at);
+        if let Some(content) = &change.content {
+            if let Some((other, existing)) =
+                Self::duplicate_in(&mut tx, tenant_id, &scope, &content.content_hash).await?
+                && other != seq
+            {
+                return Ok(UpdateOutcome::Duplicate {
+                    existing: existing.id,
+                });
+            }
+            builder
+                .push(", content = ")
+                .push_bind(content.content.clone());
+            builder
+                .push(", content_hash = ")
+                .push_bind(content.content_hash.clone());
+        }
+        if let Some(tags) = &change.tags {
+            builder
+                .push(", tags = ")
+                .push_bind(serde_json::to_string(tags).expect("tags serialise"));
+        }
+        if let Some(metadata) = &change.metadata {
+            builder
+                .push(", metadata = ")
+                .push_bind(metadata.to_string());
+        }
+        builder.push(" WHERE seq = ").push_bind(seq);
+        builder
+            .build()
+            .execute(&mut *tx)
+            .await
+            .map_err(failed("updating a memory"))?;
+
+        if let Some(tags) = &change.tags {
+            Self::write_tags(&mut tx, seq, tenant_id, tags).await?;
+        }
+        if let Some(content) = &change.content {
+            sqlx::query("UPDATE memory_vectors SET vector = ? WHERE memory_seq = ?")
+                .bind(vector_to_blob(&content.vector))
+                .bind(seq)
+                .execute(&mut *tx)
+                .await
+                .map_err(failed("updating a vector"))?;
+        }
+        let updated = Self::record_by_seq(&mut tx, seq).await?;
+        tx.commit().await.map_err(failed("committing an update"))?;
+        Ok(UpdateOutcome::Updated(Box::new(updated)))
+    }
+
+    async fn delete(&self, tenant_id: &str, id: Uuid) -> Result<Option<MemoryRecord>> {
+        let sql = format!(
+            "DELETE FROM memories WHERE id = ? AND tenant_id = ? RETURNING {RECORD_COLUMNS}"
+        );
+        let mut tx = self
+            .db
+            .begin_write()
+            .await
+            .map_err(failed("starting a write"))?;
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id.to_string())
+            .bind(tenant_id)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(failed("deleting a memory"))?;
+        let deleted = row
+            .map(|row| record(&row))
+            .transpose()?
+            .map(|(_, record)| record);
+        tx.commit().await.map_err(failed("committing a delete"))?;
+        if deleted.is_some() {
+            self.documents.fetch_sub(1, Ordering::Relaxed);
+        }
+        Ok(deleted)
+    }
+
+    async fn list(&self, tenant_id: &str, query: &ListQuery) -> Result<ListPage> {
+        let columns = if query.metadata_only {
+            RECORD_COLUMNS_NO_CONTENT
+        } else {
+            RECORD_COLUMNS
+        };
+        let mut builder = QueryBuilder::<Sqlite>::new(format!(
+            "SELECT {columns} FROM memories m WHERE m.tenant_id = "
+        ));
+        builder.push_bind(tenant_id.to_string());
+        if let Some(before) = query.before {
+            builder.push(" AND m.seq < ").push_bind(before);
+        }
+        push_filter(&mut builder, &query.filter);
+        builder
+            .push(" ORDER BY m.seq DESC LIMIT ")
+            .push_bind(query.limit as i64 + 1);
+        let rows = builder
+            .build()
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(failed("listing memories"))?;
+        let mut items = Vec::with_capacity(rows.len());
+        let mut last = None;
+        for row in rows.iter().take(query.limit) {
+            let (seq, record) = record(row)?;
+            last = Some(seq);
+            items.push(record);
+        }
+        let next = if rows.len() > query.limit { last } else { None };
+        Ok(ListPage { items, next })
+    }
+
+    async fn lexical_search(
+        &self,
+        tenant_id: &str,
+        terms: &[String],
+        filter: &MemoryFilter,
+        limit: usize,
+    ) -> Result<Vec<LexicalHit>> {
+        if terms.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut builder = QueryBuilder::<Sqlite>::new(
+            "SELECT m.id, bm25(memories_fts) FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid \
+             WHERE memories_fts MATCH ",
+        );
+        builder.push_bind(match_expression(terms));
+        builder
+            .push(" AND m.tenant_id = ")
+            .push_bind(tenant_id.to_string());
+        push_filter(&mut builder, filter);
+        builder
+            .push(" ORDER BY bm25(memories_fts) LIMIT ")
+            .push_bind(limit as i64);
+        let rows = builder
+            .build()
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(failed("searching text"))?;
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+
+        // Normalise: a record of average length containing every query term once scores
+        // Σ idf(term) in BM25, which maps to 1.
+        let frequencies = self.document_frequencies(terms).await?;
+        let documents = self.documents.load(Ordering::Relaxed).max(1) as f64;
+        let ideal: f64 = terms
+            .iter()
+            .map(|term| {
+                let df = *frequencies.get(term).unwrap_or(&0) as f64;
+                ((documents - df + 0.5) / (df + 0.5))
+                    .ln()
+                    .max(BM25_IDF_FLOOR)
+            })
+            .sum();
+        rows.iter()
+            .map(|row| {
+                let id: String = row.try_get(0).map_err(failed("searching text"))?;
+                let bm25: f64 = row.try_get(1).map_err(failed("searching text"))?;
+                Ok(LexicalHit {
+                    id: parse_id(&id)?,
+                    relevance: (-bm25 / ideal).clamp(0.0, 1.0) as f32,
+                })
+            })
+            .collect()
+    }
+
+    async fn vectors_after(&self, position: i64, limit: usize) -> Result<Vec<StoredVector>> {
+        let rows = sqlx::query(
+            "SELECT m.seq, m.tenant_id, m.id, m.layer, m.scope_id, m.kind, m.tags, v.vector \
+             FROM memories m JOIN memory_vectors v ON v.memory_seq = m.seq \
+             WHERE m.seq > ? ORDER BY m.seq LIMIT ?",
+        )
+        .bind(position)
+        .bind(limit as i64)
+        .fetch_all(&self.db.pool)
+        .await
+        .map_err(failed("loading vectors"))?;
+        rows.iter()
+            .map(|row| {
+                let layer = parse_layer(row.get(3))?;
+                Ok(StoredVector {
+                    position: row.get(0),
+                    tenant_id: row.get(1),
+                    entry: VectorEntry {
+                        id: parse_id(row.get(2))?,
+                        scope: Scope::new(layer, row.get::<String, _>(4)),
+                        kind: row.get(5),
+                        tags: parse_tags(row.get(6))?,
+                        vector: blob_to_vector(row.get(7))?,
+                    },
+                })
+            })
+            .collect()
+    }
+
+    async fn stale_records(
+        &self,
+        embedder_id: &str,
+        position: i64,
+        limit: usize,
+    ) -> Result<Vec<StaleRecord>> {
+        let rows = sqlx::query(
+            "SELECT seq, tenant_id, id, content FROM memories \
+             WHERE seq > ? AND embedder_id <> ? ORDER BY seq LIMIT ?",
+        )
+        .bind(position)
+        .bind(embedder_id)
+        .bind(limit as i64)
+        .fetch_all(&self.db.pool)
+        .await
+        .map_err(failed("finding memories to re-embed"))?;
+        rows.iter()
+            .map(|row| {
+                Ok(StaleRecord {
+                    position: row.get(0),
+                    tenant_id: row.get(1),
+                    id: parse_id(row.get(2))?,
+                    content: row.get(3),
+                })
+            })
+            .collect()
+    }
+
+    async fn replace_vectors(
+        &self,
+        embedder_id: &str,
+        vectors: Vec<(String, Uuid, Vec<f32>)>,
+    ) -> Result<()> {
+        let mut tx = self
+            .db
+            .begin_write()
+            .await
+            .map_err(failed("starting a write"))?;
+        for (tenant_id, id, vector) in vectors {
+            let seq: Option<i64> = sqlx::query_scalar(
+                "UPDATE memories SET embedder_id = ? WHERE id = ? AND tenant_id = ? RETURNING seq",
+            )
+            .bind(embedder_id)
+            .bind(id.to_string())
+            .bind(&tenant_id)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(failed("re-embedding"))?;
+            if let Some(seq) = seq {
+                sqlx::query("UPDATE memory_vectors SET vector = ? WHERE memory_seq = ?")
+                    .bind(vector_to_blob(&vector))
+                    .bind(seq)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(failed("re-embedding"))?;
+            }
+        }
+        tx.commit()
+            .await
+            .map_err(failed("committing re-embedded vectors"))
+    }
+
+    async fn meta(&self, key: &str) -> Result<Option<String>> {
+        sqlx::query_scalar("SELECT value FROM memory_meta WHERE key = ?")
+            .bind(key)
+            .fetch_optional(&self.db.pool)
+            .await
+            .map_err(failed("reading settings"))
+    }
+
+    async fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        sqlx::query("INSERT INTO memory_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+            .bind(key)
+            .bind(value)
+            .execute(&self.db.pool)
+            .await
+            .map_err(failed("writing settings"))?;
+        Ok(())
+    }
+
+    async fn counts(&self) -> Result<RecordCounts> {
+        let row = sqlx::query(
+            "SELECT (SELECT count(*) FROM memories), (SELECT count(*) FROM memory_vectors)",
+        )
+        .fetch_one(&self.db.pool)
+        .await
+        .map_err(failed("counting memories"))?;
+        Ok(RecordCounts {
+            records: row.get::<i64, _>(0) as u64,
+            vectors: row.get::<i64, _>(1) as u64,
+        })
+    }
+
+    async fn ping(&self) -> Result<()> {
+        sqlx::query("SELECT 1")
+            .execute(&self.db.pool)
+            .await
+            .map_err(failed("checking the database"))?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn match_expressions_quote_every_term() {
+        let terms = vec!["pool".to_string(), "say \"hi\"".to_string()];
+        assert_eq!(match_expression(&terms), r#""pool" OR "say ""hi""""#);
+    }
+}

@@ -1,0 +1,45 @@
+//! Integration tests of `MemoryService` against real SQLite databases in temporary dirs.
+
+mod crud;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use aeterna_memory::embed::HashingEmbedder;
+use aeterna_memory::{Identity, Layer, MemoryConfig, MemoryService, NewMemory};
+
+/// A service over a fresh data dir; keep the `TempDir` alive as long as the service.
+pub async fn open_temp() -> (tempfile::TempDir, MemoryService) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let service = open(dir.path(), MemoryConfig::default()).await;
+    (dir, service)
+}
+
+pub async fn open(path: &Path, config: MemoryConfig) -> MemoryService {
+    MemoryService::open_embedded(path, config, Arc::new(HashingEmbedder::default()))
+        .await
+        .expect("open")
+}
+
+/// A caller with a scope in every layer.
+pub fn alice() -> Identity {
+    Identity {
+        tenant_id: "acme".into(),
+        agent_id: Some("agent-1".into()),
+        user_id: Some("alice".into()),
+        session_id: Some("s-1".into()),
+        project_id: Some("aeterna".into()),
+        team_id: Some("core".into()),
+        org_id: Some("eng".into()),
+    }
+}
+
+pub fn memory(layer: Layer, content: &str) -> NewMemory {
+    NewMemory {
+        layer,
+        content: content.into(),
+        tags: Vec::new(),
+        metadata: serde_json::Value::Null,
+        kind: None,
+    }
+}
