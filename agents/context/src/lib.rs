@@ -1,0 +1,27 @@
+//! The Context Architect: hierarchical context for AI coding agents, assembled under a token
+//! budget from Aeterna's layered memory.
+//!
+//! * [`fit`] turns scored memories and layer summaries into Markdown that fits a token budget,
+//!   counted with a real BPE ([`tokens`]).
+//! * [`summarize`] writes each layer's summaries at three depths ([`Depth`]); the default is
+//!   deterministic and extractive, and an LLM provider slots in behind [`Summarizer`].
+//! * [`cache`] keeps assembled contexts until their TTL ends or a scope they read is written.
+//!
+//! Nothing here knows about MCP or HTTP: the server's tools parse arguments and call in.
+
+pub mod cache;
+pub mod config;
+pub mod dedup;
+pub mod error;
+pub mod fit;
+pub mod model;
+pub mod render;
+pub mod summarize;
+pub mod text;
+pub mod tokens;
+
+pub use config::{CacheConfig, ContextConfig, SummaryConfig, TriggerConfig};
+pub use error::{ContextError, Result};
+pub use model::{AssembledContext, Depth, LayerSummary, Source, SourceDepth};
+pub use summarize::{ExtractiveSummarizer, Summarizer, SummaryGenerator};
+pub use tokens::Tokenizer;

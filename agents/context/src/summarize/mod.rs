@@ -1,0 +1,111 @@
+//! Layer summarisation behind the [`Summarizer`] trait.
+//!
+//! The default, [`ExtractiveSummarizer`], is deterministic and offline. An LLM provider (a later
+//! issue) implements the same trait; [`WithFallback`] runs it first and falls back to the
+//! extractive path when it fails or overshoots a depth's budget.
+
+mod extractive;
+
+use std::sync::Arc;
+
+use aeterna_memory::{Layer, Timestamp};
+
+pub use extractive::ExtractiveSummarizer;
+
+use crate::model::Depth;
+use crate::tokens::Tokenizer;
+
+/// One memory to summarise.
+#[derive(Debug, Clone, Copy)]
+pub struct SourceDoc<'a> {
+    pub text: &'a str,
+    pub updated_at: Timestamp,
+}
+
+/// What to summarise, and the token budget of each depth (indexed by [`Depth::index`]).
+#[derive(Debug, Clone, Copy)]
+pub struct SummaryInput<'a> {
+    pub layer: Layer,
+    pub scope_id: &'a str,
+    /// Newest first.
+    pub docs: &'a [SourceDoc<'a>],
+    pub budgets: [usize; 3],
+}
+
+/// A summary per depth, indexed by [`Depth::index`].
+pub type DepthTexts = [String; 3];
+
+/// Writes the three summaries of a layer. Implementations should stay within each depth's
+/// budget; [`generate`] enforces it regardless.
+#[async_trait::async_trait]
+pub trait Summarizer: Send + Sync {
+    /// Identifies the generator in stored summaries, e.g. `extractive-v1`.
+    fn id(&self) -> &str;
+    async fn summarize(&self, input: &SummaryInput<'_>) -> anyhow::Result<DepthTexts>;
+}
+
+/// Summaries and the id of the summarizer that wrote them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generated {
+    pub texts: DepthTexts,
+    pub token_counts: [usize; 3],
+    pub generator: String,
+}
+
+/// Runs the configured summarizer (an LLM provider, when one is configured) and falls back to
+/// the extractive path when it fails or overshoots a depth's budget. Never fails.
+pub struct SummaryGenerator {
+    primary: Option<Arc<dyn Summarizer>>,
+    extractive: ExtractiveSummarizer,
+    tokenizer: Tokenizer,
+}
+
+impl SummaryGenerator {
+    /// The deterministic extractive path only.
+    pub fn extractive(tokenizer: Tokenizer) -> Self {
+        SummaryGenerator { primary: None, extractive: ExtractiveSummarizer::new(tokenizer), tokenizer }
+    }
+
+    /// `primary` first, the extractive path behind it.
+    pub fn with_primary(primary: Arc<dyn Summarizer>, tokenizer: Tokenizer) -> Self {
+        SummaryGenerator { primary: Some(primary), ..Self::extractive(tokenizer) }
+    }
+
+    pub async fn generate(&self, input: &SummaryInput<'_>) -> Generated {
+        if let Some(primary) = &self.primary {
+            match primary.summarize(input).await {
+                Ok(texts) => {
+                    let token_counts = texts.each_ref().map(|text| self.tokenizer.count(text));
+                    if token_counts.iter().zip(input.budgets).all(|(count, budget)| *count <= budget)
+                    {
+                        return Generated { texts, token_counts, generator: primary.id().to_owned() };
+                    }
+                    tracing::warn!(
+                        summarizer = primary.id(),
+                        layer = %input.layer,
+                        scope = input.scope_id,
+                        "summary over its depth budget; using the extractive summary"
+                    );
+                }
+                Err(error) => tracing::warn!(
+                    summarizer = primary.id(),
+                    layer = %input.layer,
+                    scope = input.scope_id,
+                    error = format!("{error:#}"),
+                    "summarizer failed; using the extractive summary"
+                ),
+            }
+        }
+        let mut texts = self.extractive.summarize_now(input);
+        // The extractive path selects within budget; this guards the invariant regardless.
+        for depth in Depth::ALL {
+            let budget = input.budgets[depth.index()];
+            let text = &mut texts[depth.index()];
+            if self.tokenizer.count(text) > budget {
+                *text = self.tokenizer.truncate(text, budget);
+            }
+        }
+        let token_counts = texts.each_ref().map(|text| self.tokenizer.count(text));
+        Generated { texts, token_counts, generator: self.extractive.id().to_owned() }
+    }
+}

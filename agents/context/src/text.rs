@@ -1,0 +1,132 @@
+//! Text primitives shared by summarisation and deduplication: words, sentences and shingles.
+
+use std::hash::{Hash, Hasher};
+
+/// Lower-cased alphanumeric words (Unicode-aware); `_` joins words as in identifiers.
+pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+}
+
+/// Words that carry content: no stop words, no single characters.
+pub fn terms(text: &str) -> impl Iterator<Item = String> + '_ {
+    words(text).filter(|word| word.chars().count() > 1 && !is_stop_word(word))
+}
+
+/// Common English function words, which say nothing about what a sentence is about.
+pub fn is_stop_word(word: &str) -> bool {
+    const STOP: &[&str] = &[
+        "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be",
+        "been", "before", "being", "but", "by", "can", "could", "did", "do", "does", "for",
+        "from", "had", "has", "have", "he", "her", "his", "how", "i", "if", "in", "into", "is",
+        "it", "its", "just", "may", "me", "more", "most", "must", "my", "no", "not", "of", "on",
+        "or", "our", "out", "over", "she", "should", "so", "some", "such", "than", "that",
+        "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "up",
+        "us", "use", "used", "very", "was", "we", "were", "what", "when", "where", "which",
+        "while", "who", "will", "with", "would", "you", "your",
+    ];
+    STOP.binary_search(&word).is_ok()
+}
+
+/// Splits text into sentences: at `.`, `!` or `?` followed by whitespace, and at line breaks
+/// (memories are often bullet lists or log lines). Markdown bullets and headings are stripped;
+/// empty pieces are dropped.
+pub fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = strip_list_marker(line.trim());
+        let mut start = 0;
+        let mut chars = line.char_indices().peekable();
+        while let Some((at, c)) = chars.next() {
+            if matches!(c, '.' | '!' | '?' | '。' | '！' | '？') {
+                let next_is_break = match chars.peek() {
+                    None => true,
+                    Some((_, next)) => next.is_whitespace() || matches!(c, '。' | '！' | '？'),
+                };
+                if next_is_break {
+                    let end = at + c.len_utf8();
+                    push_sentence(&mut out, &line[start..end]);
+                    start = end;
+                }
+            }
+        }
+        push_sentence(&mut out, &line[start..]);
+    }
+    out
+}
+
+fn push_sentence<'a>(out: &mut Vec<&'a str>, piece: &'a str) {
+    let piece = piece.trim();
+    if piece.chars().any(char::is_alphanumeric) {
+        out.push(piece);
+    }
+}
+
+fn strip_list_marker(line: &str) -> &str {
+    let line = line.trim_start_matches('#').trim_start();
+    for marker in ["- [ ] ", "- [x] ", "- ", "* ", "+ ", "> "] {
+        if let Some(rest) = line.strip_prefix(marker) {
+            return rest.trim_start();
+        }
+    }
+    line
+}
+
+/// Hashed word shingles of `text`: overlapping runs of [`SHINGLE_WORDS`] words, or the whole
+/// text when it is shorter. Two texts sharing most shingles say the same thing in the same
+/// words, whatever their layer.
+pub fn shingles(text: &str) -> Vec<u64> {
+    let words: Vec<String> = words(text).collect();
+    if words.is_empty() {
+        return Vec::new();
+    }
+    let width = SHINGLE_WORDS.min(words.len());
+    let mut out: Vec<u64> = words.windows(width).map(hash_words).collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Words per shingle.
+pub const SHINGLE_WORDS: usize = 3;
+
+fn hash_words(words: &[String]) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    words.hash(&mut hasher);
+    hasher.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_words_are_sorted_for_binary_search() {
+        assert!(is_stop_word("the") && is_stop_word("with") && is_stop_word("a"));
+        assert!(!is_stop_word("cargo"));
+    }
+
+    #[test]
+    fn sentences_split_at_terminators_and_lines() {
+        let text = "# Notes\n- First point. Second point! Is it third?\n* version 1.2.3 is out\n\n";
+        assert_eq!(
+            sentences(text),
+            vec!["Notes", "First point.", "Second point!", "Is it third?", "version 1.2.3 is out"]
+        );
+    }
+
+    #[test]
+    fn terms_drop_stop_words_and_case() {
+        let terms: Vec<String> = terms("The Cargo build of my_crate FAILED in CI").collect();
+        assert_eq!(terms, vec!["cargo", "build", "my_crate", "failed", "ci"]);
+    }
+
+    #[test]
+    fn shingles_ignore_case_and_punctuation() {
+        assert_eq!(shingles("Run cargo test, then push."), shingles("run CARGO test then push"));
+        assert_ne!(shingles("run cargo test"), shingles("test cargo run"));
+        assert_eq!(shingles("two words").len(), 1);
+        assert!(shingles("  ... ").is_empty());
+    }
+}
