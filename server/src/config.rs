@@ -1,0 +1,441 @@
+//! Server configuration: defaults, then a TOML file, then `AETERNA_*` environment variables,
+//! then command-line flags. Unknown keys are rejected and errors name the offending key.
+//!
+//! Environment variables use `__` to reach nested keys: `AETERNA_LISTEN=0.0.0.0:7878`,
+//! `AETERNA_MEMORY__MAX_CONTENT_BYTES=131072`, `AETERNA_AUTH__DEFAULT_TENANT=acme`. Variables
+//! whose first segment is not a configuration section (such as `AETERNA_BIN`) are ignored.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use aeterna_memory::MemoryConfig;
+use anyhow::{Context, bail};
+use figment::Figment;
+use figment::providers::{Env, Format, Serialized, Toml};
+use serde::{Deserialize, Serialize};
+
+/// The top-level keys of [`Config`]; environment variables outside them are not ours.
+const SECTIONS: [&str; 8] = [
+    "listen",
+    "data_dir",
+    "log_format",
+    "log",
+    "http",
+    "auth",
+    "memory",
+    "embedder",
+];
+
+/// Everything `aeterna serve` and `aeterna mcp` can be told.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Where `aeterna serve` listens (127.0.0.1:7878). Port 0 picks a free port.
+    pub listen: SocketAddr,
+    /// Where the embedded stores live. Defaults to `$XDG_DATA_HOME/aeterna` or
+    /// `~/.local/share/aeterna`.
+    pub data_dir: Option<PathBuf>,
+    /// `text` (default) or `json` log lines, always on stderr.
+    pub log_format: LogFormat,
+    /// A `tracing` filter such as `info` or `aeterna_server=debug,info`; `RUST_LOG` wins.
+    pub log: String,
+    pub http: HttpConfig,
+    pub auth: AuthConfig,
+    pub memory: MemoryConfig,
+    pub embedder: EmbedderConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 7878)),
+            data_dir: None,
+            log_format: LogFormat::Text,
+            log: "info".into(),
+            http: HttpConfig::default(),
+            auth: AuthConfig::default(),
+            memory: MemoryConfig::default(),
+            embedder: EmbedderConfig::default(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// HTTP transport settings.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HttpConfig {
+    /// `Host` header values `/mcp` accepts (DNS-rebinding protection). Empty means the loopback
+    /// names plus the listen address; `["*"]` accepts any host (only behind a trusted proxy).
+    pub allowed_hosts: Vec<String>,
+    /// Largest accepted request body, in bytes (1 MiB). Larger bodies get 413.
+    pub max_body_bytes: usize,
+    /// How long a graceful shutdown waits for in-flight requests, in seconds (10).
+    pub shutdown_grace_secs: u64,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            allowed_hosts: Vec::new(),
+            max_body_bytes: 1024 * 1024,
+            shutdown_grace_secs: 10,
+        }
+    }
+}
+
+/// Bearer tokens and the tenants they map to.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuthConfig {
+    /// Accepted tokens. Required when listening on a non-loopback address; when any is
+    /// configured, every MCP and REST request must present one.
+    pub tokens: Vec<TokenConfig>,
+    /// The tenant of `aeterna mcp` (stdio) and of tokenless requests on loopback ("default").
+    pub default_tenant: String,
+    /// Identity defaults for the default tenant.
+    pub defaults: IdentityFields,
+}
+
+impl Default for AuthConfig {
+    fn default() -> Self {
+        AuthConfig {
+            tokens: Vec::new(),
+            default_tenant: "default".into(),
+            defaults: IdentityFields::default(),
+        }
+    }
+}
+
+/// One accepted token.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenConfig {
+    /// The secret a client presents as `Authorization: Bearer …` or `X-API-Key: …`.
+    pub token: String,
+    /// The tenant every call made with this token belongs to.
+    pub tenant: String,
+    /// Identity used when a tool call leaves a field out.
+    #[serde(default)]
+    pub defaults: IdentityFields,
+}
+
+impl std::fmt::Debug for TokenConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenConfig")
+            .field("token", &"<redacted>")
+            .field("tenant", &self.tenant)
+            .field("defaults", &self.defaults)
+            .finish()
+    }
+}
+
+/// The identity fields of a call, besides the tenant. In the configuration they are a token's
+/// defaults; in tool arguments they name the scopes of the call, and win over the defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct IdentityFields {
+    /// The agent, for the `agent` layer. Defaults to the token's configured value.
+    pub agent_id: Option<String>,
+    /// The user, for the `user` layer. Defaults to the token's configured value.
+    pub user_id: Option<String>,
+    /// The working session, for the `session` layer. Defaults to the token's configured value.
+    pub session_id: Option<String>,
+    /// The project or repository, for the `project` layer. Defaults to the token's configured
+    /// value.
+    pub project_id: Option<String>,
+    /// The team, for the `team` layer. Defaults to the token's configured value.
+    pub team_id: Option<String>,
+    /// The organisation, for the `org` layer. Defaults to the token's configured value.
+    pub org_id: Option<String>,
+}
+
+/// Which embedder turns text into vectors. Changing it later needs
+/// `memory.on_embedder_change = "reembed"` (stored vectors are never mixed across embedders).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum EmbedderConfig {
+    /// The built-in feature-hashing embedder: no download, no network, deterministic.
+    Hash {
+        /// Vector dimensions (384).
+        #[serde(default = "default_hash_dimensions")]
+        dimensions: usize,
+    },
+}
+
+impl Default for EmbedderConfig {
+    fn default() -> Self {
+        EmbedderConfig::Hash {
+            dimensions: default_hash_dimensions(),
+        }
+    }
+}
+
+fn default_hash_dimensions() -> usize {
+    384
+}
+
+/// Command-line values that override the file and the environment.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Overrides {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listen: Option<SocketAddr>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_dir: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_format: Option<LogFormat>,
+}
+
+impl Config {
+    /// Defaults, then `file` (when given), then `AETERNA_*` variables, then `overrides`.
+    pub fn load(file: Option<&Path>, overrides: &Overrides) -> anyhow::Result<Config> {
+        let mut figment = Figment::from(Serialized::defaults(Config::default()));
+        if let Some(file) = file {
+            if !file.is_file() {
+                bail!(
+                    "config file {} does not exist or is not a file",
+                    file.display()
+                );
+            }
+            figment = figment.merge(Toml::file(file));
+        }
+        figment = figment
+            .merge(Env::prefixed("AETERNA_").split("__").filter(|key| {
+                let section = key.as_str().split('.').next().unwrap_or_default();
+                SECTIONS
+                    .iter()
+                    .any(|known| known.eq_ignore_ascii_case(section))
+            }))
+            .merge(Serialized::defaults(overrides));
+        let mut config: Config = figment.extract().map_err(|error| {
+            let messages: Vec<String> = error.into_iter().map(|e| e.to_string()).collect();
+            anyhow::anyhow!("invalid configuration: {}", messages.join("; "))
+        })?;
+        if config.data_dir.is_none() {
+            config.data_dir = Some(default_data_dir()?);
+        }
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks what serde cannot: non-empty names, unique tokens, sane limits.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        validate_tenant("auth.default_tenant", &self.auth.default_tenant)?;
+        for (index, token) in self.auth.tokens.iter().enumerate() {
+            if token.token.trim().is_empty() {
+                bail!("invalid configuration: auth.tokens[{index}].token is empty");
+            }
+            validate_tenant(&format!("auth.tokens[{index}].tenant"), &token.tenant)?;
+            if self.auth.tokens[..index]
+                .iter()
+                .any(|other| other.token == token.token)
+            {
+                bail!(
+                    "invalid configuration: auth.tokens[{index}].token repeats an earlier token; \
+                     each token must map to exactly one tenant"
+                );
+            }
+        }
+        if self.http.max_body_bytes < 1024 {
+            bail!("invalid configuration: http.max_body_bytes must be at least 1024");
+        }
+        if self.http.max_body_bytes < self.memory.max_content_bytes {
+            bail!(
+                "invalid configuration: http.max_body_bytes ({}) is smaller than \
+                 memory.max_content_bytes ({}); raise http.max_body_bytes",
+                self.http.max_body_bytes,
+                self.memory.max_content_bytes
+            );
+        }
+        if self.memory.max_page_size == 0 {
+            bail!("invalid configuration: memory.max_page_size must be at least 1");
+        }
+        Ok(())
+    }
+
+    /// The data directory (resolved by [`Config::load`]).
+    pub fn data_dir(&self) -> anyhow::Result<PathBuf> {
+        match &self.data_dir {
+            Some(dir) => Ok(dir.clone()),
+            None => default_data_dir(),
+        }
+    }
+
+    /// Refuses a non-loopback listen address without tokens: anyone who can reach the port
+    /// would otherwise read and write the default tenant's memory.
+    pub fn check_exposure(&self) -> anyhow::Result<()> {
+        if !self.listen.ip().is_loopback() && self.auth.tokens.is_empty() {
+            bail!(
+                "refusing to listen on {} without authentication: configure at least one \
+                 [[auth.tokens]] entry, or listen on a loopback address such as 127.0.0.1",
+                self.listen
+            );
+        }
+        Ok(())
+    }
+
+    /// The `Host` values `/mcp` accepts; empty means any.
+    pub fn allowed_hosts(&self) -> Vec<String> {
+        if self.http.allowed_hosts.iter().any(|host| host == "*") {
+            return Vec::new();
+        }
+        if !self.http.allowed_hosts.is_empty() {
+            return self.http.allowed_hosts.clone();
+        }
+        let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+        let ip = self.listen.ip();
+        if !ip.is_unspecified() && !ip.is_loopback() {
+            hosts.push(ip.to_string());
+        }
+        hosts
+    }
+}
+
+fn validate_tenant(key: &str, tenant: &str) -> anyhow::Result<()> {
+    let valid = !tenant.is_empty()
+        && tenant.len() <= 128
+        && tenant
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if !valid {
+        bail!(
+            "invalid configuration: {key} = {tenant:?}; a tenant id is 1 to 128 characters of \
+             letters, digits, '-', '_' or '.'"
+        );
+    }
+    Ok(())
+}
+
+/// `$XDG_DATA_HOME/aeterna`, else `~/.local/share/aeterna`.
+pub fn default_data_dir() -> anyhow::Result<PathBuf> {
+    if let Some(xdg) = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from)
+        && xdg.is_absolute()
+    {
+        return Ok(xdg.join("aeterna"));
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|home| home.is_absolute())
+        .context("cannot find a data directory: set --data-dir, AETERNA_DATA_DIR or HOME")?;
+    Ok(home.join(".local/share/aeterna"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &tempfile::TempDir, text: &str) -> PathBuf {
+        let path = dir.path().join("aeterna.toml");
+        std::fs::write(&path, text).expect("write config");
+        path
+    }
+
+    #[test]
+    fn file_values_are_read_and_defaults_fill_the_rest() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = write(
+            &dir,
+            r#"
+            listen = "127.0.0.1:9000"
+            data_dir = "/tmp/aeterna-test"
+            [memory]
+            max_content_bytes = 1000
+            [[auth.tokens]]
+            token = "t0ken-a"
+            tenant = "acme"
+            defaults = { user_id = "alice" }
+            "#,
+        );
+        let config = Config::load(Some(&path), &Overrides::default()).expect("valid config");
+        assert_eq!(config.listen.port(), 9000);
+        assert_eq!(config.memory.max_content_bytes, 1000);
+        assert_eq!(
+            config.memory.max_page_size,
+            MemoryConfig::default().max_page_size
+        );
+        assert_eq!(config.auth.tokens[0].tenant, "acme");
+        assert_eq!(
+            config.auth.tokens[0].defaults.user_id.as_deref(),
+            Some("alice")
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected_by_name() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = write(&dir, "[memory]\nmax_contnt_bytes = 5\n");
+        let error = Config::load(Some(&path), &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("max_contnt_bytes"), "{error}");
+    }
+
+    #[test]
+    fn wrong_types_name_the_key() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = write(&dir, "listen = 12\n");
+        let error = Config::load(Some(&path), &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("listen"), "{error}");
+    }
+
+    #[test]
+    fn overrides_win_over_the_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = write(&dir, "listen = \"127.0.0.1:9000\"\n");
+        let overrides = Overrides {
+            listen: Some("127.0.0.1:9100".parse().expect("addr")),
+            ..Overrides::default()
+        };
+        let config = Config::load(Some(&path), &overrides).expect("valid config");
+        assert_eq!(config.listen.port(), 9100);
+    }
+
+    #[test]
+    fn duplicate_tokens_and_bad_tenants_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = write(
+            &dir,
+            "[[auth.tokens]]\ntoken = \"x\"\ntenant = \"a\"\n[[auth.tokens]]\ntoken = \"x\"\ntenant = \"b\"\n",
+        );
+        let error = Config::load(Some(&path), &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("auth.tokens[1].token"), "{error}");
+
+        let path = write(&dir, "[[auth.tokens]]\ntoken = \"x\"\ntenant = \"a b\"\n");
+        let error = Config::load(Some(&path), &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("auth.tokens[0].tenant"), "{error}");
+    }
+
+    #[test]
+    fn non_loopback_needs_a_token() {
+        let config = Config {
+            listen: "0.0.0.0:7878".parse().expect("addr"),
+            ..Config::default()
+        };
+        let error = config.check_exposure().unwrap_err().to_string();
+        assert!(error.contains("auth.tokens"), "{error}");
+        assert!(Config::default().check_exposure().is_ok());
+    }
+
+    #[test]
+    fn missing_file_is_an_error() {
+        let error = Config::load(
+            Some(Path::new("/nonexistent/aeterna.toml")),
+            &Overrides::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("does not exist"), "{error}");
+    }
+}

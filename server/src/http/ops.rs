@@ -1,0 +1,43 @@
+//! Operations endpoints: liveness, readiness and Prometheus metrics. They need no token.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use serde_json::json;
+
+use crate::state::AppState;
+
+/// Liveness: the process answers.
+pub async fn healthz() -> impl IntoResponse {
+    Json(json!({ "status": "ok" }))
+}
+
+/// Readiness: every store answers.
+pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
+    match state.memory.ready().await {
+        Ok(()) => (StatusCode::OK, Json(json!({ "status": "ready" }))),
+        Err(error) => {
+            tracing::warn!(%error, "not ready");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({ "status": "unavailable", "error": error.to_string() })),
+            )
+        }
+    }
+}
+
+/// Prometheus text exposition, with store sizes read at scrape time.
+pub async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    match state.memory.stats().await {
+        Ok(stats) => state.metrics.set_store_stats(&stats),
+        Err(error) => tracing::warn!(%error, "cannot read store sizes for /metrics"),
+    }
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        state.metrics.encode(),
+    )
+}

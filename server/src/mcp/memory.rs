@@ -1,0 +1,149 @@
+//! The `memory_*` tools: layered memory for any MCP client.
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::{tool, tool_router};
+
+use super::{AeternaMcp, Caller, respond};
+use crate::domain::memory::{self, AddArgs, IdArgs, ListArgs, SearchArgs, UpdateArgs};
+
+#[tool_router(router = memory_router, vis = "pub(crate)")]
+impl AeternaMcp {
+    /// Store a memory (a fact, decision, convention or lesson) in one layer. Returns the stored
+    /// record with its id; identical content in the same scope is stored once and reported as
+    /// `deduplicated`.
+    #[tool(
+        name = "memory_add",
+        annotations(
+            title = "Remember",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn memory_add(
+        &self,
+        Caller(caller): Caller,
+        Parameters(args): Parameters<AddArgs>,
+    ) -> CallToolResult {
+        let who = caller.identity(&args.identity);
+        respond(
+            "memory_add",
+            memory::add(&self.state.memory, &who, args).await,
+        )
+    }
+
+    /// Read one memory by id, with its content, tags, metadata and timestamps.
+    #[tool(
+        name = "memory_get",
+        annotations(
+            title = "Read a memory",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn memory_get(
+        &self,
+        Caller(caller): Caller,
+        Parameters(args): Parameters<IdArgs>,
+    ) -> CallToolResult {
+        let who = caller.identity(&args.identity);
+        respond(
+            "memory_get",
+            memory::get(&self.state.memory, &who, args).await,
+        )
+    }
+
+    /// Search memories by meaning and keywords (hybrid vector + BM25 retrieval) across every
+    /// layer you can see, or only the `layers` given. Hits are ranked by `score` (0..1).
+    #[tool(
+        name = "memory_search",
+        annotations(
+            title = "Search memories",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn memory_search(
+        &self,
+        Caller(caller): Caller,
+        Parameters(args): Parameters<SearchArgs>,
+    ) -> CallToolResult {
+        let who = caller.identity(&args.identity);
+        respond(
+            "memory_search",
+            memory::search(&self.state.memory, &who, args).await,
+        )
+    }
+
+    /// List memories newest first, one page at a time: pass `next_cursor` back as `cursor` for
+    /// the next page. `metadata_only` leaves the content out for a cheap overview.
+    #[tool(
+        name = "memory_list",
+        annotations(
+            title = "List memories",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn memory_list(
+        &self,
+        Caller(caller): Caller,
+        Parameters(args): Parameters<ListArgs>,
+    ) -> CallToolResult {
+        let who = caller.identity(&args.identity);
+        respond(
+            "memory_list",
+            memory::list(&self.state.memory, &who, args).await,
+        )
+    }
+
+    /// Change a memory's content, tags or metadata (each replaces the old value). Changing
+    /// the content re-embeds the memory.
+    #[tool(
+        name = "memory_update",
+        annotations(
+            title = "Update a memory",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn memory_update(
+        &self,
+        Caller(caller): Caller,
+        Parameters(args): Parameters<UpdateArgs>,
+    ) -> CallToolResult {
+        let who = caller.identity(&args.identity);
+        respond(
+            "memory_update",
+            memory::update(&self.state.memory, &who, args).await,
+        )
+    }
+
+    /// Delete a memory and its vector for good. An unknown id (or one of another tenant) is an
+    /// error, so a repeated delete reports that the memory is already gone.
+    #[tool(
+        name = "memory_delete",
+        annotations(
+            title = "Forget a memory",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn memory_delete(
+        &self,
+        Caller(caller): Caller,
+        Parameters(args): Parameters<IdArgs>,
+    ) -> CallToolResult {
+        let who = caller.identity(&args.identity);
+        respond(
+            "memory_delete",
+            memory::delete(&self.state.memory, &who, args).await,
+        )
+    }
+}

@@ -1,0 +1,212 @@
+//! The MCP server: one handler type, [`AeternaMcp`], whose tools come from one module per
+//! agent, each with its own `#[tool_router(router = …)]`. The same handler serves Streamable
+//! HTTP (`/mcp`, the caller is the request's token) and stdio (the caller is fixed).
+//!
+//! [`AeternaMcp::call_tool`] wraps every tool call: it resolves the caller, opens a span with
+//! the tool and tenant, counts the call and its latency, and turns argument errors into tool
+//! errors that name the tool. Tools themselves stay a few lines: parse, call `crate::domain`,
+//! shape the result with [`respond`].
+
+mod memory;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::handler::server::common::FromContextPart;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
+use tracing::Instrument;
+
+use crate::auth::Principal;
+use crate::metrics::Outcome;
+use crate::state::AppState;
+
+/// What the server tells clients at initialisation.
+pub const INSTRUCTIONS: &str = "\
+Aeterna is a long-term memory for coding agents. Memories live in layers, from narrow to broad: \
+agent, user, session, project, team, org and company. Each layer is scoped by an id you pass \
+(agent_id, user_id, session_id, project_id, team_id, org_id) or that your token configures; \
+company needs none.
+- memory_add stores a fact, decision or lesson in one layer (identical content is stored once).
+- memory_search finds memories by meaning and keywords across the layers you can see; use it \
+before starting work and when stuck.
+- memory_get reads one memory by id; memory_list pages through memories, newest first \
+(metadata_only=true for a cheap overview).
+- memory_update changes content, tags or metadata; memory_delete removes a memory for good.
+Errors say which argument to fix.";
+
+/// The MCP handler. One instance per HTTP session or stdio connection; cheap to create.
+#[derive(Clone)]
+pub struct AeternaMcp {
+    state: AppState,
+    tools: Arc<ToolRouter<AeternaMcp>>,
+    /// The caller of a stdio connection. HTTP callers come from each request's token.
+    fixed_principal: Option<Principal>,
+}
+
+impl AeternaMcp {
+    /// Every tool the server offers. Agent modules add their routers here.
+    pub fn tool_router() -> ToolRouter<Self> {
+        Self::memory_router()
+    }
+
+    /// A handler for HTTP sessions: the caller comes from the request (see
+    /// [`crate::http::mcp`]). Build `tools` once with [`AeternaMcp::tool_router`] and share it.
+    pub fn for_http(state: AppState, tools: Arc<ToolRouter<Self>>) -> Self {
+        AeternaMcp {
+            state,
+            tools,
+            fixed_principal: None,
+        }
+    }
+
+    /// A handler for a stdio connection, acting for `principal`.
+    pub fn for_stdio(state: AppState, principal: Principal) -> Self {
+        AeternaMcp {
+            state,
+            tools: Arc::new(Self::tool_router()),
+            fixed_principal: Some(principal),
+        }
+    }
+
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    fn principal(&self, context: &RequestContext<RoleServer>) -> Option<Principal> {
+        if let Some(principal) = &self.fixed_principal {
+            return Some(principal.clone());
+        }
+        context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Principal>())
+            .cloned()
+    }
+}
+
+#[tool_handler(router = self.tools)]
+impl ServerHandler for AeternaMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("aeterna", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let tool = request.name.to_string();
+        if !self.tools.has_route(&tool) {
+            self.state
+                .metrics
+                .record_call("unknown", Outcome::Rejected, Default::default());
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool `{tool}`: call tools/list for the tools this server offers"),
+                None,
+            ));
+        }
+        let Some(principal) = self.principal(&context) else {
+            // The HTTP layer authenticates before MCP sees a request; reaching this is a bug.
+            tracing::error!(tool, "tool call without an authenticated caller");
+            return Err(ErrorData::internal_error(
+                "the request carries no authenticated caller",
+                None,
+            ));
+        };
+        let span = tracing::info_span!("tool_call", tool = %tool, tenant = %principal.tenant_id);
+        context.extensions.insert(principal);
+        let _in_flight = self.state.metrics.in_flight();
+        let started = Instant::now();
+        let mut result = self
+            .tools
+            .call(ToolCallContext::new(self, request, context))
+            .instrument(span.clone())
+            .await;
+        let elapsed = started.elapsed();
+        let outcome = match &mut result {
+            Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
+                name_argument_errors(&tool, result);
+                Outcome::Error
+            }
+            Ok(_) => Outcome::Ok,
+            Err(_) => Outcome::Rejected,
+        };
+        self.state.metrics.record_call(&tool, outcome, elapsed);
+        span.in_scope(|| {
+            tracing::debug!(
+                ?outcome,
+                elapsed_us = elapsed.as_micros() as u64,
+                "tool call finished"
+            )
+        });
+        result
+    }
+}
+
+/// rmcp reports undeserialisable arguments as `failed to deserialize parameters: …`; say
+/// which tool and where the schema is.
+fn name_argument_errors(tool: &str, result: &mut CallToolResult) {
+    for block in &mut result.content {
+        if let Some(text) = block.as_text()
+            && let Some(detail) = text.text.strip_prefix("failed to deserialize parameters:")
+        {
+            *block = ContentBlock::text(format!(
+                "{tool}: invalid arguments:{detail}; the tool's inputSchema (tools/list) lists \
+                 the accepted arguments"
+            ));
+        }
+    }
+}
+
+/// The authenticated caller of a tool call, set by [`AeternaMcp::call_tool`].
+pub struct Caller(pub Principal);
+
+impl<'a> FromContextPart<ToolCallContext<'a, AeternaMcp>> for Caller {
+    fn from_context_part(context: &mut ToolCallContext<'a, AeternaMcp>) -> Result<Self, ErrorData> {
+        context
+            .request_context
+            .extensions
+            .get::<Principal>()
+            .cloned()
+            .map(Caller)
+            .ok_or_else(|| {
+                ErrorData::internal_error("the tool call has no authenticated caller", None)
+            })
+    }
+}
+
+/// Shapes a domain result as a tool result: structured JSON on success, a tool error
+/// (`isError: true`) naming the tool otherwise.
+pub fn respond<T: serde::Serialize>(
+    tool: &str,
+    result: Result<T, aeterna_memory::MemoryError>,
+) -> CallToolResult {
+    match result {
+        Ok(value) => match serde_json::to_value(value) {
+            Ok(value) => CallToolResult::structured(value),
+            Err(error) => {
+                tracing::error!(tool, %error, "cannot serialise a tool result");
+                CallToolResult::error(vec![ContentBlock::text(format!(
+                    "{tool}: the result could not be encoded; this is a server bug"
+                ))])
+            }
+        },
+        Err(error) => {
+            if matches!(error, aeterna_memory::MemoryError::Storage { .. }) {
+                tracing::warn!(tool, %error, "tool failed");
+            } else {
+                tracing::debug!(tool, %error, "tool refused its input");
+            }
+            CallToolResult::error(vec![ContentBlock::text(format!("{tool}: {error}"))])
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! [`AppState`]: what every transport shares. Agents join it as fields (an `Arc` each), so
+//! adding one never touches the transports.
+
+use std::sync::Arc;
+
+use aeterna_memory::MemoryService;
+use anyhow::Context;
+
+use crate::auth::Authenticator;
+use crate::config::Config;
+use crate::metrics::Metrics;
+
+/// The services behind the MCP tools and the REST API. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub config: Arc<Config>,
+    pub memory: Arc<MemoryService>,
+    pub auth: Arc<Authenticator>,
+    pub metrics: Arc<Metrics>,
+}
+
+impl AppState {
+    /// Opens the embedded stores in the configured data directory.
+    pub async fn open(config: Config) -> anyhow::Result<Self> {
+        let data_dir = config.data_dir()?;
+        std::fs::create_dir_all(&data_dir)
+            .with_context(|| format!("cannot create the data directory {}", data_dir.display()))?;
+        let embedder = crate::embedder::build(&config.embedder)?;
+        let memory = MemoryService::open_embedded(&data_dir, config.memory.clone(), embedder)
+            .await
+            .with_context(|| format!("cannot open the memory stores in {}", data_dir.display()))?;
+        Ok(Self::new(config, Arc::new(memory)))
+    }
+
+    /// Wraps an already opened memory service.
+    pub fn new(config: Config, memory: Arc<MemoryService>) -> Self {
+        let auth = Arc::new(Authenticator::from_config(&config.auth));
+        AppState {
+            config: Arc::new(config),
+            memory,
+            auth,
+            metrics: Arc::new(Metrics::new()),
+        }
+    }
+}
