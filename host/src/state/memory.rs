@@ -1,0 +1,370 @@
+//! The built-in state store: in process, bounded by a per-scope quota and a total size, with LRU
+//! eviction at both levels (keys within a scope, whole scopes across the store).
+
+use lru::LruCache;
+use parking_lot::Mutex;
+
+use super::{
+    EntryMeta, QuotaUsage, StateBatch, StateScope, StateStore, StateStoreError, entry_size,
+};
+use crate::config::StateConfig;
+
+/// In-memory [`StateStore`].
+///
+/// * Per scope, key + value bytes stay within `quota_bytes`: a commit that goes past it evicts the
+///   scope's least-recently-used keys.
+/// * Across scopes, the total stays within `max_total_bytes`: past it, the least-recently-used
+///   scopes are dropped whole (state is per session, and an idle session is the cheapest loss).
+pub struct MemoryStateStore {
+    quota_bytes: u64,
+    max_total_bytes: u64,
+    inner: Mutex<Inner>,
+}
+
+struct Inner {
+    scopes: LruCache<StateScope, Scope>,
+    total_bytes: u64,
+}
+
+struct Scope {
+    entries: LruCache<String, Vec<u8>>,
+    used_bytes: u64,
+}
+
+impl Scope {
+    fn new() -> Self {
+        Self {
+            entries: LruCache::unbounded(),
+            used_bytes: 0,
+        }
+    }
+
+    fn usage(&self, quota_bytes: u64) -> QuotaUsage {
+        QuotaUsage {
+            used_bytes: self.used_bytes,
+            quota_bytes,
+            keys: u32::try_from(self.entries.len()).unwrap_or(u32::MAX),
+        }
+    }
+
+    fn remove(&mut self, key: &str) -> u64 {
+        match self.entries.pop(key) {
+            Some(value) => {
+                let size = entry_size(key, &value);
+                self.used_bytes -= size;
+                size
+            }
+            None => 0,
+        }
+    }
+}
+
+impl MemoryStateStore {
+    pub fn new(config: StateConfig) -> Self {
+        Self {
+            quota_bytes: config.quota_bytes,
+            max_total_bytes: config.max_total_bytes.max(config.quota_bytes),
+            inner: Mutex::new(Inner {
+                scopes: LruCache::unbounded(),
+                total_bytes: 0,
+            }),
+        }
+    }
+
+    /// Bytes stored across all scopes.
+    pub fn total_bytes(&self) -> u64 {
+        self.inner.lock().total_bytes
+    }
+
+    /// Number of scopes holding at least one key.
+    pub fn scope_count(&self) -> usize {
+        self.inner.lock().scopes.len()
+    }
+
+    /// Current usage of `scope` (zero if it holds nothing).
+    pub fn usage(&self, scope: &StateScope) -> QuotaUsage {
+        let inner = self.inner.lock();
+        match inner.scopes.peek(scope) {
+            Some(entries) => entries.usage(self.quota_bytes),
+            None => QuotaUsage {
+                used_bytes: 0,
+                quota_bytes: self.quota_bytes,
+                keys: 0,
+            },
+        }
+    }
+}
+
+impl Default for MemoryStateStore {
+    fn default() -> Self {
+        Self::new(StateConfig::default())
+    }
+}
+
+#[async_trait::async_trait]
+impl StateStore for MemoryStateStore {
+    fn quota_bytes(&self) -> u64 {
+        self.quota_bytes
+    }
+
+    async fn get(&self, scope: &StateScope, key: &str) -> Result<Option<Vec<u8>>, StateStoreError> {
+        let mut inner = self.inner.lock();
+        Ok(inner
+            .scopes
+            .get_mut(scope)
+            .and_then(|entries| entries.entries.get(key).cloned()))
+    }
+
+    async fn entries(&self, scope: &StateScope) -> Result<Vec<EntryMeta>, StateStoreError> {
+        let mut inner = self.inner.lock();
+        let Some(entries) = inner.scopes.get(scope) else {
+            return Ok(Vec::new());
+        };
+        // `iter` walks most recent first; the contract is least recent first.
+        Ok(entries
+            .entries
+            .iter()
+            .rev()
+            .map(|(key, value)| EntryMeta {
+                key: key.clone(),
+                size: entry_size(key, value),
+            })
+            .collect())
+    }
+
+    async fn commit(
+        &self,
+        scope: &StateScope,
+        batch: StateBatch,
+    ) -> Result<QuotaUsage, StateStoreError> {
+        if let Some((key, size)) = batch.writes.iter().find_map(|(key, value)| {
+            let size = entry_size(key, value.as_deref()?);
+            (size > self.quota_bytes).then_some((key, size))
+        }) {
+            return Err(StateStoreError::Rejected(format!(
+                "key `{key}` needs {size} bytes, over the quota of {} bytes",
+                self.quota_bytes
+            )));
+        }
+
+        let mut inner = self.inner.lock();
+        let inner = &mut *inner;
+        let entries = inner.scopes.get_or_insert_mut(scope.clone(), Scope::new);
+        let before = entries.used_bytes;
+        if batch.clear {
+            entries.entries.clear();
+            entries.used_bytes = 0;
+        }
+        for (key, value) in batch.writes {
+            entries.remove(&key);
+            if let Some(value) = value {
+                entries.used_bytes += entry_size(&key, &value);
+                entries.entries.push(key, value);
+            }
+        }
+        while entries.used_bytes > self.quota_bytes {
+            let Some((key, value)) = entries.entries.pop_lru() else {
+                break;
+            };
+            entries.used_bytes -= entry_size(&key, &value);
+        }
+        let usage = entries.usage(self.quota_bytes);
+        let empty = entries.entries.is_empty();
+        inner.total_bytes = inner.total_bytes - before + usage.used_bytes;
+        if empty {
+            inner.scopes.pop(scope);
+        }
+
+        // The committed scope is the most recently used, so it is dropped last; it alone never
+        // exceeds the total because the quota is at most the total.
+        while inner.total_bytes > self.max_total_bytes {
+            let Some((_, dropped)) = inner.scopes.pop_lru() else {
+                break;
+            };
+            inner.total_bytes -= dropped.used_bytes;
+        }
+        Ok(usage)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store(quota_bytes: u64, max_total_bytes: u64) -> MemoryStateStore {
+        MemoryStateStore::new(StateConfig {
+            quota_bytes,
+            max_total_bytes,
+        })
+    }
+
+    fn scope(session: &str) -> StateScope {
+        StateScope::new("tenant", session, "ext")
+    }
+
+    fn set(key: &str, value: &[u8]) -> StateBatch {
+        StateBatch {
+            clear: false,
+            writes: vec![(key.to_owned(), Some(value.to_vec()))],
+        }
+    }
+
+    #[tokio::test]
+    async fn commit_then_get_round_trips_and_counts_key_plus_value() {
+        let store = store(1000, 10_000);
+        let usage = store
+            .commit(&scope("s"), set("key", b"value"))
+            .await
+            .unwrap();
+        assert_eq!(
+            usage,
+            QuotaUsage {
+                used_bytes: 8,
+                quota_bytes: 1000,
+                keys: 1
+            }
+        );
+        assert_eq!(
+            store.get(&scope("s"), "key").await.unwrap(),
+            Some(b"value".to_vec())
+        );
+        assert_eq!(store.get(&scope("other"), "key").await.unwrap(), None);
+        assert_eq!(store.total_bytes(), 8);
+    }
+
+    #[tokio::test]
+    async fn scopes_differing_only_by_tenant_are_isolated() {
+        let store = store(1000, 10_000);
+        let a = StateScope::new("tenant-a", "s", "ext");
+        let b = StateScope::new("tenant-b", "s", "ext");
+        store.commit(&a, set("k", b"a")).await.unwrap();
+        assert_eq!(store.get(&b, "k").await.unwrap(), None);
+        assert!(store.entries(&b).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn going_past_the_quota_evicts_least_recently_used_keys() {
+        let store = store(30, 10_000);
+        let s = scope("s");
+        for key in ["k1", "k2", "k3"] {
+            store.commit(&s, set(key, &[0; 8])).await.unwrap(); // 10 bytes each
+        }
+        // Reading k1 makes k2 the least recently used.
+        assert!(store.get(&s, "k1").await.unwrap().is_some());
+        let usage = store.commit(&s, set("k4", &[0; 8])).await.unwrap();
+        assert_eq!(usage.used_bytes, 30);
+        assert_eq!(store.get(&s, "k2").await.unwrap(), None);
+        for key in ["k1", "k3", "k4"] {
+            assert!(
+                store.get(&s, key).await.unwrap().is_some(),
+                "{key} should survive"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn an_entry_larger_than_the_quota_rejects_the_whole_batch() {
+        let store = store(10, 10_000);
+        let s = scope("s");
+        let batch = StateBatch {
+            clear: false,
+            writes: vec![
+                ("small".into(), Some(vec![1])),
+                ("big".into(), Some(vec![0; 20])),
+            ],
+        };
+        assert!(matches!(
+            store.commit(&s, batch).await,
+            Err(StateStoreError::Rejected(_))
+        ));
+        assert_eq!(store.get(&s, "small").await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn entries_are_listed_least_recently_used_first() {
+        let store = store(1000, 10_000);
+        let s = scope("s");
+        for key in ["a", "b", "c"] {
+            store.commit(&s, set(key, b"1")).await.unwrap();
+        }
+        store.get(&s, "a").await.unwrap();
+        let keys: Vec<_> = store
+            .entries(&s)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| e.key)
+            .collect();
+        assert_eq!(keys, ["b", "c", "a"]);
+    }
+
+    #[tokio::test]
+    async fn clear_and_delete_release_bytes() {
+        let store = store(1000, 10_000);
+        let s = scope("s");
+        store.commit(&s, set("a", b"123")).await.unwrap();
+        store.commit(&s, set("b", b"123")).await.unwrap();
+        let usage = store
+            .commit(
+                &s,
+                StateBatch {
+                    clear: false,
+                    writes: vec![("a".into(), None)],
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(usage.used_bytes, 4);
+        let usage = store
+            .commit(
+                &s,
+                StateBatch {
+                    clear: true,
+                    writes: vec![("c".into(), Some(vec![1]))],
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            usage,
+            QuotaUsage {
+                used_bytes: 2,
+                quota_bytes: 1000,
+                keys: 1
+            }
+        );
+        assert_eq!(store.total_bytes(), 2);
+    }
+
+    #[tokio::test]
+    async fn the_total_bound_drops_least_recently_used_scopes() {
+        let store = store(100, 250);
+        for session in ["s1", "s2"] {
+            store
+                .commit(&scope(session), set("k", &[0; 99]))
+                .await
+                .unwrap();
+        }
+        // Touch s1, so s2 is the least recently used scope.
+        store.get(&scope("s1"), "k").await.unwrap();
+        store
+            .commit(&scope("s3"), set("k", &[0; 99]))
+            .await
+            .unwrap();
+        assert_eq!(store.total_bytes(), 200);
+        assert_eq!(store.scope_count(), 2);
+        assert!(store.get(&scope("s2"), "k").await.unwrap().is_none());
+        assert!(store.get(&scope("s1"), "k").await.unwrap().is_some());
+        assert!(store.get(&scope("s3"), "k").await.unwrap().is_some());
+    }
+
+    #[tokio::test]
+    async fn overwriting_a_key_replaces_its_size() {
+        let store = store(1000, 10_000);
+        let s = scope("s");
+        store.commit(&s, set("k", &[0; 100])).await.unwrap();
+        let usage = store.commit(&s, set("k", &[0; 10])).await.unwrap();
+        assert_eq!(usage.used_bytes, 11);
+        assert_eq!(store.total_bytes(), 11);
+    }
+}

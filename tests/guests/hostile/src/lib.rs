@@ -1,0 +1,152 @@
+//! A hostile extension: what it does is picked by the manifest's `[config] mode`.
+//!
+//! Every mode first writes the state key `before-fault`, so tests can assert that a faulting
+//! callback's writes are discarded. It handles `plain-text` and `llm-output`.
+//!
+//! | mode | behaviour |
+//! |---|---|
+//! | `loop` | spins forever (stopped by fuel, or by the epoch deadline when fuel is huge) |
+//! | `memory-bomb` | allocates until the memory cap refuses to grow |
+//! | `recursion` | recurses without end (stack overflow) |
+//! | `stdout-flood` | prints 1 MiB to stdout and 1 MiB to stderr, then returns `ok` |
+//! | `log-flood` | logs 1 MiB through `host.log`, then returns `ok` |
+//! | `state-abuse` | an oversized value, an invalid key, then 2 MiB of 100 KiB values; returns a summary |
+//! | `panic` | panics |
+//! | `ext-error` | returns an `ext-error` |
+//! | `register-panic` | panics in `register()` (the host must reject it at load) |
+//! | anything else | returns the text unchanged |
+
+wit_bindgen::generate!({ path: "../../../wit", world: "extension" });
+
+use std::hint::black_box;
+
+use aeterna::extension::state::{self, StateError};
+use aeterna::extension::types::{Hook, ToolConfig};
+use aeterna::extension::host::{self, LogLevel};
+
+struct Hostile;
+
+fn mode() -> String {
+    host::config().into_iter().find(|(k, _)| k == "mode").map(|(_, v)| v).unwrap_or_default()
+}
+
+#[inline(never)]
+fn recurse(depth: u64, trail: &mut [u64; 16]) -> u64 {
+    // A frame with live locals that the optimiser cannot turn into a loop.
+    if depth == u64::MAX {
+        return 0;
+    }
+    let mut local = [depth; 16];
+    local[(depth % 16) as usize] ^= trail[(depth % 16) as usize];
+    black_box(&mut local);
+    recurse(black_box(depth + 1), &mut local) ^ local[0]
+}
+
+fn state_abuse() -> String {
+    let mut report = Vec::new();
+    match state::set("too-big", &vec![0u8; 2 * 1024 * 1024]) {
+        Err(StateError::QuotaExceeded(usage)) => {
+            report.push(format!("oversized=quota-exceeded({}/{})", usage.used_bytes, usage.quota_bytes))
+        }
+        Err(StateError::InvalidKey(why)) => report.push(format!("oversized=invalid-key({why})")),
+        Ok(()) => report.push("oversized=accepted".into()),
+    }
+    match state::set("", b"x") {
+        Err(StateError::InvalidKey(_)) => report.push("empty-key=invalid-key".into()),
+        other => report.push(format!("empty-key={}", other.is_ok())),
+    }
+    match state::set(&"k".repeat(1025), b"x") {
+        Err(StateError::InvalidKey(_)) => report.push("long-key=invalid-key".into()),
+        other => report.push(format!("long-key={}", other.is_ok())),
+    }
+    let mut failures = 0;
+    for i in 0..20 {
+        if state::set(&format!("chunk-{i:02}"), &vec![i as u8; 100 * 1024]).is_err() {
+            failures += 1;
+        }
+    }
+    let usage = state::usage();
+    let first_survivor = (0..20).find(|i| state::get(&format!("chunk-{i:02}")).is_some());
+    report.push(format!("set-failures={failures}"));
+    report.push(format!("used={} quota={} keys={}", usage.used_bytes, usage.quota_bytes, usage.keys));
+    report.push(format!("oldest-chunk={}", first_survivor.map_or(-1, |i| i as i64)));
+    report.join(" ")
+}
+
+fn act(text: String) -> Result<String, ExtError> {
+    state::set("before-fault", b"this write must be discarded").ok();
+    match mode().as_str() {
+        "loop" => {
+            let mut counter: u64 = 0;
+            loop {
+                counter = black_box(counter.wrapping_add(1));
+            }
+        }
+        "memory-bomb" => {
+            let mut hoard: Vec<Vec<u8>> = Vec::new();
+            loop {
+                let mut block = vec![0u8; 1024 * 1024];
+                block[0] = hoard.len() as u8; // touch it, so it is really allocated
+                hoard.push(black_box(block));
+            }
+        }
+        "recursion" => Ok(recurse(0, &mut [0; 16]).to_string()),
+        "stdout-flood" => {
+            let line = "x".repeat(1023);
+            for _ in 0..1024 {
+                println!("{line}");
+                eprintln!("{line}");
+            }
+            Ok(format!("{text}[flooded]"))
+        }
+        "log-flood" => {
+            let line = "y".repeat(1024);
+            for _ in 0..1024 {
+                host::log(LogLevel::Info, &line);
+            }
+            Ok(format!("{text}[logged]"))
+        }
+        "state-abuse" => {
+            state::delete("before-fault");
+            Ok(state_abuse())
+        }
+        "panic" => panic!("hostile extension panics on purpose"),
+        "ext-error" => Err(ExtError { code: "hostile".into(), message: "refusing on purpose".into() }),
+        _ => Ok(text),
+    }
+}
+
+impl Guest for Hostile {
+    fn register() -> Registration {
+        if mode() == "register-panic" {
+            panic!("hostile register() panics");
+        }
+        Registration {
+            id: "hostile".into(),
+            version: "0.0.1".into(),
+            priority: 0,
+            hooks: vec![Hook::PlainText, Hook::LlmOutput],
+            tags: vec![],
+            prompt_additions: vec![],
+            tool_config: ToolConfig { add: vec![], remove: vec![], override_: vec![] },
+        }
+    }
+
+    fn on_input_messages(messages: Vec<Message>) -> Result<Vec<Message>, ExtError> {
+        Ok(messages)
+    }
+
+    fn on_plain_text(text: String) -> Result<String, ExtError> {
+        act(text)
+    }
+
+    fn on_tag(_tag: String, _attributes: Vec<Attribute>, content: String) -> Result<String, ExtError> {
+        Ok(content)
+    }
+
+    fn on_llm_output(text: String) -> Result<String, ExtError> {
+        act(text)
+    }
+}
+
+export!(Hostile);
