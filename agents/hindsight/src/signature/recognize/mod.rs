@@ -1,0 +1,258 @@
+//! Recognisers: find where each error in a text starts and ends, and what it says.
+//!
+//! Each ecosystem has a recogniser `fn(&[&str], usize) -> Option<Found>` that looks at the line
+//! at an index and, when an error (or a warning, or noise it owns) starts there, consumes the
+//! lines that belong to it. The driver tries them in a fixed order at each line; lines nobody
+//! claims are skipped. Order matters only where formats overlap: the JVM recogniser runs before
+//! Node's (both print `at` frames), the C family before the shell (both print `No such file or
+//! directory`), and the generic one last.
+
+mod cfamily;
+mod go;
+mod javascript;
+mod jvm;
+mod python;
+mod rust;
+mod shell;
+
+use std::sync::LazyLock;
+
+use regex::{Captures, Regex};
+
+use super::Language;
+
+/// One stack frame as printed, before normalisation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Frame {
+    pub file: Option<String>,
+    pub function: Option<String>,
+}
+
+impl Frame {
+    pub fn new(file: Option<&str>, function: Option<&str>) -> Frame {
+        Frame {
+            file: file.map(str::to_string),
+            function: function.map(str::to_string),
+        }
+    }
+}
+
+/// What a recogniser found, before normalisation.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RawError {
+    pub language: Language,
+    /// `None`: derive it from the message pattern's head.
+    pub error_type: Option<String>,
+    /// The message; may already contain `<ID>`/`<T>` placeholders from a template.
+    pub message: String,
+    pub frames: Vec<Frame>,
+    /// Source locations mentioned by the error.
+    pub paths: Vec<String>,
+    /// help/note/label lines, normalised into `help:` context.
+    pub hints: Vec<String>,
+    /// Values a template replaced by a placeholder, kept as `q:` context.
+    pub quoted: Vec<String>,
+    /// Ready-made context entries (`tool:rustc`, `cause:ValueError`, `exit:2`).
+    pub context: Vec<String>,
+    /// A consequence of other errors (`aborting due to…`, `exit status 1`): used only when the
+    /// text holds nothing more specific.
+    pub summary: bool,
+}
+
+impl RawError {
+    pub fn new(language: Language, error_type: Option<String>, message: impl Into<String>) -> Self {
+        RawError {
+            language,
+            error_type,
+            message: message.into(),
+            frames: Vec::new(),
+            paths: Vec::new(),
+            hints: Vec::new(),
+            quoted: Vec::new(),
+            context: Vec::new(),
+            summary: false,
+        }
+    }
+
+    pub fn tool(mut self, tool: &str) -> Self {
+        self.context.push(format!("tool:{tool}"));
+        self
+    }
+
+    pub fn summary(mut self) -> Self {
+        self.summary = true;
+        self
+    }
+}
+
+/// A recogniser's claim: the lines up to `next` are consumed; `error` is `None` for lines that
+/// are owned but are not errors (warnings, progress noise).
+pub(crate) struct Found {
+    pub error: Option<RawError>,
+    pub next: usize,
+}
+
+impl Found {
+    pub fn error(error: RawError, next: usize) -> Option<Found> {
+        Some(Found {
+            error: Some(error),
+            next,
+        })
+    }
+
+    pub fn skip(next: usize) -> Option<Found> {
+        Some(Found { error: None, next })
+    }
+}
+
+type Recognizer = fn(&[&str], usize) -> Option<Found>;
+
+const RECOGNIZERS: &[Recognizer] = &[
+    rust::recognize,
+    python::recognize,
+    jvm::recognize,
+    javascript::recognize,
+    go::recognize,
+    cfamily::recognize,
+    shell::recognize,
+    generic,
+];
+
+/// Every error found in `lines`, in order.
+pub(crate) fn recognize(lines: &[&str]) -> Vec<RawError> {
+    let mut found = Vec::new();
+    let mut index = 0;
+    while index < lines.len() {
+        match RECOGNIZERS
+            .iter()
+            .find_map(|recognizer| recognizer(lines, index))
+        {
+            Some(claim) => {
+                found.extend(claim.error);
+                index = claim.next.max(index + 1);
+            }
+            None => index += 1,
+        }
+    }
+    found
+}
+
+/// Applies a message template: each capture group named `id…` or `t…` becomes `<ID>` or `<T>`
+/// and its value is remembered as a quoted value.
+pub(crate) fn template(pattern: &Regex, message: &str, quoted: &mut Vec<String>) -> Option<String> {
+    let captures = pattern.captures(message)?;
+    let mut out = String::new();
+    let mut last = 0;
+    let mut groups: Vec<(usize, usize, &str)> = pattern
+        .capture_names()
+        .flatten()
+        .filter_map(|name| {
+            let m = captures.name(name)?;
+            let placeholder = if name.starts_with("id") {
+                "<ID>"
+            } else if name.starts_with('t') {
+                "<T>"
+            } else {
+                return None;
+            };
+            Some((m.start(), m.end(), placeholder))
+        })
+        .collect();
+    groups.sort();
+    for (start, end, placeholder) in groups {
+        out.push_str(&message[last..start]);
+        out.push_str(placeholder);
+        quoted.push(message[start..end].to_string());
+        last = end;
+    }
+    out.push_str(&message[last..]);
+    Some(out)
+}
+
+/// The index of the first line at or after `from` for which `stop` holds (or `lines.len()`).
+pub(crate) fn until(lines: &[&str], from: usize, stop: impl Fn(&str) -> bool) -> usize {
+    (from..lines.len())
+        .find(|&i| stop(lines[i]))
+        .unwrap_or(lines.len())
+}
+
+pub(crate) fn group<'a>(captures: &'a Captures<'_>, name: &str) -> Option<&'a str> {
+    captures.name(name).map(|m| m.as_str())
+}
+
+/// The language of a path's extension, or `fallback`.
+pub(crate) fn language_of(path: &str, fallback: Language) -> Language {
+    path.rsplit_once('.')
+        .and_then(|(_, ext)| Language::from_extension(ext))
+        .unwrap_or(fallback)
+}
+
+macro_rules! lazy_regex {
+    ($name:ident, $re:expr) => {
+        static $name: std::sync::LazyLock<regex::Regex> =
+            std::sync::LazyLock::new(|| regex::Regex::new($re).expect($re));
+    };
+}
+pub(crate) use lazy_regex;
+
+static GENERIC_ERROR: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"^(?:(?P<tool>[\w.\-/]+): )?(?:(?:fatal )?error|ERROR|FATAL|fatal|Error)(?:\[(?P<code>[\w-]+)\])?:? (?P<msg>\S.*)$",
+    )
+    .expect("generic error pattern")
+});
+static GENERIC_EXCEPTION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"^(?P<type>[A-Z]\w*(?:Error|Exception))(?: \[(?P<code>[\w-]+)\])?: (?P<msg>.+)$")
+        .expect("generic exception pattern")
+});
+static ERRNO_CODE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?P<code>E[A-Z]{2,}): ").expect("errno pattern"));
+static NPM_CODE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^npm (?:ERR!|error) code (?P<code>\w+)$").expect("npm pattern"));
+
+/// Errors in no known format: `tool: error: …`, `ERROR: …`, `SomethingError: …`.
+fn generic(lines: &[&str], index: usize) -> Option<Found> {
+    let line = lines[index].trim_end();
+    if let Some(found) = NPM_CODE.captures(line) {
+        let message = lines[index + 1..]
+            .iter()
+            .take(4)
+            .find_map(|l| {
+                l.strip_prefix("npm ERR! ")
+                    .or_else(|| l.strip_prefix("npm error "))
+            })
+            .unwrap_or("npm failed");
+        let error = RawError::new(
+            Language::JavaScript,
+            Some(found["code"].to_string()),
+            message,
+        )
+        .tool("npm");
+        return Found::error(error, until(lines, index + 1, |l| !l.starts_with("npm ")));
+    }
+    if let Some(found) = GENERIC_EXCEPTION.captures(line) {
+        let message = &found["msg"];
+        let error_type = group(&found, "code")
+            .or_else(|| {
+                ERRNO_CODE
+                    .captures(message)
+                    .and_then(|c| c.name("code"))
+                    .map(|m| m.as_str())
+            })
+            .unwrap_or(&found["type"]);
+        return Found::error(
+            RawError::new(Language::Unknown, Some(error_type.to_string()), message),
+            index + 1,
+        );
+    }
+    let found = GENERIC_ERROR.captures(line)?;
+    let mut error = RawError::new(
+        Language::Unknown,
+        group(&found, "code").map(str::to_string),
+        &found["msg"],
+    );
+    if let Some(tool) = group(&found, "tool") {
+        error = error.tool(tool.rsplit('/').next().unwrap_or(tool));
+    }
+    Found::error(error, index + 1)
+}
