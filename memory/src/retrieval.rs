@@ -53,8 +53,7 @@ pub(crate) struct Candidate {
     pub lexical: f32,
 }
 
-/// Reciprocal rank fusion of the two candidate lists, best first (ties by id, for
-/// deterministic output).
+/// Reciprocal rank fusion of the two candidate lists, in no particular order (see [`order`]).
 pub(crate) fn fuse(
     vector: &[VectorHit],
     lexical: &[LexicalHit],
@@ -62,29 +61,34 @@ pub(crate) fn fuse(
 ) -> Vec<Candidate> {
     let mut candidates: HashMap<Uuid, Candidate> = HashMap::new();
     let rrf = |rank: usize| 1.0 / (config.rrf_k + rank as f32 + 1.0);
+    let blank = |id| Candidate {
+        id,
+        fused: 0.0,
+        cosine: None,
+        lexical: 0.0,
+    };
     for (rank, hit) in vector.iter().enumerate() {
-        let candidate = candidates.entry(hit.id).or_insert(Candidate {
-            id: hit.id,
-            fused: 0.0,
-            cosine: None,
-            lexical: 0.0,
-        });
+        let candidate = candidates.entry(hit.id).or_insert_with(|| blank(hit.id));
         candidate.fused += rrf(rank);
         candidate.cosine = Some(hit.similarity);
     }
     for (rank, hit) in lexical.iter().enumerate() {
-        let candidate = candidates.entry(hit.id).or_insert(Candidate {
-            id: hit.id,
-            fused: 0.0,
-            cosine: None,
-            lexical: 0.0,
-        });
+        let candidate = candidates.entry(hit.id).or_insert_with(|| blank(hit.id));
         candidate.fused += rrf(rank);
         candidate.lexical = hit.relevance;
     }
-    let mut fused: Vec<Candidate> = candidates.into_values().collect();
-    fused.sort_by(|a, b| b.fused.total_cmp(&a.fused).then_with(|| a.id.cmp(&b.id)));
-    fused
+    candidates.into_values().collect()
+}
+
+/// Orders scored candidates: by fused rank value, then (for the frequent exact ties, such as
+/// first in one list and second in the other) by score, then by id.
+pub(crate) fn order(scored: &mut [(Candidate, f32)]) {
+    scored.sort_by(|(a, a_score), (b, b_score)| {
+        b.fused
+            .total_cmp(&a.fused)
+            .then_with(|| b_score.total_cmp(a_score))
+            .then_with(|| a.id.cmp(&b.id))
+    });
 }
 
 /// The 0..1 relevance of a candidate; see the module documentation.
@@ -119,7 +123,7 @@ mod tests {
     }
 
     #[test]
-    fn fusion_rewards_agreement_between_retrievers() {
+    fn fusion_rewards_agreement_and_breaks_ties_by_score() {
         let id = Uuid::from_u128;
         let vector = [
             VectorHit {
@@ -142,11 +146,36 @@ mod tests {
             },
         ];
         let fused = fuse(&vector, &lexical, &RetrievalConfig::default());
-        let order: Vec<u128> = fused.iter().map(|c| c.id.as_u128()).collect();
-        assert_eq!(order, [2, 1, 3]);
-        assert_eq!(fused[0].cosine, Some(0.8));
-        assert_eq!(fused[0].lexical, 0.7);
-        assert_eq!(fused[2].cosine, None);
+        let mut scored: Vec<(Candidate, f32)> = fused.into_iter().map(|c| (c, 0.5)).collect();
+        order(&mut scored);
+        let ids: Vec<u128> = scored.iter().map(|(c, _)| c.id.as_u128()).collect();
+        assert_eq!(ids, [2, 1, 3]);
+        assert_eq!(scored[0].0.cosine, Some(0.8));
+        assert_eq!(scored[0].0.lexical, 0.7);
+        assert_eq!(scored[2].0.cosine, None);
+
+        // 1 is first for vectors and second for text, 2 the reverse: an exact tie.
+        let lexical = [
+            LexicalHit {
+                id: id(2),
+                relevance: 0.7,
+            },
+            LexicalHit {
+                id: id(1),
+                relevance: 0.2,
+            },
+        ];
+        let mut scored: Vec<(Candidate, f32)> =
+            fuse(&vector, &lexical, &RetrievalConfig::default())
+                .into_iter()
+                .map(|c| {
+                    let score = if c.id == id(2) { 0.9 } else { 0.4 };
+                    (c, score)
+                })
+                .collect();
+        order(&mut scored);
+        assert_eq!(scored[0].0.fused, scored[1].0.fused);
+        assert_eq!(scored[0].0.id, id(2));
     }
 
     #[test]

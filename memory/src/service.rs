@@ -338,16 +338,20 @@ impl MemoryService {
         }
 
         let calibration = self.embedder.calibration();
-        let chosen: Vec<(Uuid, f32)> = fused
-            .iter()
+        let mut scored: Vec<(retrieval::Candidate, f32)> = fused
+            .into_iter()
             .map(|c| {
-                (
-                    c.id,
-                    retrieval::score(&calibration, c.cosine.unwrap_or(0.0), c.lexical, retrieval),
-                )
+                let score =
+                    retrieval::score(&calibration, c.cosine.unwrap_or(0.0), c.lexical, retrieval);
+                (c, score)
             })
+            .collect();
+        retrieval::order(&mut scored);
+        let chosen: Vec<(Uuid, f32)> = scored
+            .into_iter()
             .filter(|(_, score)| *score >= request.min_score)
             .take(limit)
+            .map(|(candidate, score)| (candidate.id, score))
             .collect();
         let ids: Vec<Uuid> = chosen.iter().map(|(id, _)| *id).collect();
         let mut records: HashMap<Uuid, MemoryRecord> = self

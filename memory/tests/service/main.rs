@@ -1,6 +1,12 @@
 //! Integration tests of `MemoryService` against real SQLite databases in temporary dirs.
 
+mod concurrency;
 mod crud;
+mod embedder;
+mod listing;
+mod restart;
+mod search;
+mod tenancy;
 
 use std::path::Path;
 use std::sync::Arc;

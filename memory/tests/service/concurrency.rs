@@ -1,0 +1,77 @@
+use aeterna_memory::{Layer, ListRequest, SearchRequest};
+
+use super::*;
+
+/// Many clients adding at once (with searches in between) lose nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_adds_lose_nothing() {
+    let (_dir, service) = open_temp().await;
+    let service = Arc::new(service);
+    let clients = 8;
+    let per_client = 40;
+    let mut tasks = Vec::new();
+    for client in 0..clients {
+        let service = service.clone();
+        tasks.push(tokio::spawn(async move {
+            let who = alice();
+            let mut ids = Vec::new();
+            for i in 0..per_client {
+                let text = format!("client {client} wrote memory {i} about retry budgets");
+                ids.push(
+                    service
+                        .add(&who, memory(Layer::Project, &text))
+                        .await
+                        .unwrap()
+                        .record
+                        .id,
+                );
+                if i % 10 == 0 {
+                    let request = SearchRequest {
+                        query: "retry budgets".into(),
+                        layers: None,
+                        tags: vec![],
+                        kinds: vec![],
+                        limit: 5,
+                        min_score: 0.0,
+                    };
+                    service.search(&who, request).await.unwrap();
+                }
+            }
+            ids
+        }));
+    }
+    let mut ids = Vec::new();
+    for task in tasks {
+        ids.extend(task.await.unwrap());
+    }
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), clients * per_client);
+    assert_eq!(
+        service.stats().await.unwrap(),
+        aeterna_memory::StoreStats {
+            records: ids.len() as u64,
+            vectors: ids.len() as u64
+        }
+    );
+    let mut listed = Vec::new();
+    let mut cursor = None;
+    loop {
+        let request = ListRequest {
+            layers: None,
+            tags: vec![],
+            kinds: vec![],
+            cursor,
+            limit: 100,
+            metadata_only: true,
+        };
+        let page = service.list(&alice(), request).await.unwrap();
+        listed.extend(page.items.into_iter().map(|r| r.id));
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            break;
+        }
+    }
+    listed.sort();
+    assert_eq!(listed, ids);
+}
