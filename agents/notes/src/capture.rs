@@ -47,7 +47,11 @@ impl FromStr for CaptureMode {
             "all" => return Ok(CaptureMode::All),
             "errors_only" => return Ok(CaptureMode::ErrorsOnly),
             "disabled" => return Ok(CaptureMode::Disabled),
-            "sampled" => return Ok(CaptureMode::Sampled { every: DEFAULT_SAMPLE_EVERY }),
+            "sampled" => {
+                return Ok(CaptureMode::Sampled {
+                    every: DEFAULT_SAMPLE_EVERY,
+                });
+            }
             _ => {}
         }
         if let Some(every) = text.strip_prefix("sampled:") {
@@ -112,7 +116,11 @@ impl CapturePolicy {
         {
             return *mode;
         }
-        self.config.tenants.get(tenant).copied().unwrap_or(self.config.mode)
+        self.config
+            .tenants
+            .get(tenant)
+            .copied()
+            .unwrap_or(self.config.mode)
     }
 
     /// Applies `mode` to one event that succeeded or not.
@@ -123,7 +131,11 @@ impl CapturePolicy {
             CaptureMode::ErrorsOnly => !success,
             CaptureMode::Sampled { every } => self.sampler.one_in(every),
         };
-        if keep { Verdict::Keep } else { Verdict::Filtered }
+        if keep {
+            Verdict::Keep
+        } else {
+            Verdict::Filtered
+        }
     }
 }
 
@@ -136,7 +148,9 @@ pub struct Sampler {
 impl Sampler {
     /// A sampler with a fixed seed: the same seed gives the same decisions.
     pub fn seeded(seed: u64) -> Self {
-        Sampler { state: AtomicU64::new(seed) }
+        Sampler {
+            state: AtomicU64::new(seed),
+        }
     }
 
     /// A sampler seeded from the clock and the process id.
@@ -153,8 +167,10 @@ impl Sampler {
         if every <= 1 {
             return true;
         }
-        let state = self.state.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed);
-        splitmix64(state) % u64::from(every) == 0
+        let state = self
+            .state
+            .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed);
+        splitmix64(state).is_multiple_of(u64::from(every))
     }
 }
 
@@ -183,7 +199,12 @@ mod tests {
         ] {
             assert_eq!(mode.to_string().parse::<CaptureMode>(), Ok(mode));
         }
-        assert!("sampled:0".parse::<CaptureMode>().unwrap_err().contains("at least 1"));
+        assert!(
+            "sampled:0"
+                .parse::<CaptureMode>()
+                .unwrap_err()
+                .contains("at least 1")
+        );
         assert!("sampled:x".parse::<CaptureMode>().is_err());
     }
 
@@ -192,7 +213,10 @@ mod tests {
         let policy = policy(CaptureConfig::default());
         for success in [true, false] {
             assert_eq!(policy.decide(CaptureMode::All, success), Verdict::Keep);
-            assert_eq!(policy.decide(CaptureMode::Disabled, success), Verdict::Filtered);
+            assert_eq!(
+                policy.decide(CaptureMode::Disabled, success),
+                Verdict::Filtered
+            );
         }
     }
 
@@ -200,7 +224,10 @@ mod tests {
     fn errors_only_keeps_failures_only() {
         let policy = policy(CaptureConfig::default());
         assert_eq!(policy.decide(CaptureMode::ErrorsOnly, false), Verdict::Keep);
-        assert_eq!(policy.decide(CaptureMode::ErrorsOnly, true), Verdict::Filtered);
+        assert_eq!(
+            policy.decide(CaptureMode::ErrorsOnly, true),
+            Verdict::Filtered
+        );
     }
 
     #[test]
@@ -233,23 +260,49 @@ mod tests {
         for index in 0..100_000u32 {
             let success = index % 10 != 0;
             if policy.decide(mode, success) == Verdict::Keep {
-                if success { successes_kept += 1 } else { failures_kept += 1 }
+                if success {
+                    successes_kept += 1
+                } else {
+                    failures_kept += 1
+                }
             }
         }
-        assert!((800..=1200).contains(&failures_kept), "failures kept: {failures_kept}");
-        assert!((8_400..=9_600).contains(&successes_kept), "successes kept: {successes_kept}");
+        assert!(
+            (800..=1200).contains(&failures_kept),
+            "failures kept: {failures_kept}"
+        );
+        assert!(
+            (8_400..=9_600).contains(&successes_kept),
+            "successes kept: {successes_kept}"
+        );
     }
 
     #[test]
     fn project_rule_beats_tenant_rule_beats_default() {
-        let mut config = CaptureConfig { mode: CaptureMode::ErrorsOnly, ..Default::default() };
-        config.tenants.insert("acme".into(), CaptureMode::Sampled { every: 3 });
-        config.projects.insert("acme/web".into(), CaptureMode::Disabled);
+        let mut config = CaptureConfig {
+            mode: CaptureMode::ErrorsOnly,
+            ..Default::default()
+        };
+        config
+            .tenants
+            .insert("acme".into(), CaptureMode::Sampled { every: 3 });
+        config
+            .projects
+            .insert("acme/web".into(), CaptureMode::Disabled);
         let policy = policy(config);
         assert_eq!(policy.mode_for("acme", Some("web")), CaptureMode::Disabled);
-        assert_eq!(policy.mode_for("acme", Some("api")), CaptureMode::Sampled { every: 3 });
-        assert_eq!(policy.mode_for("acme", None), CaptureMode::Sampled { every: 3 });
-        assert_eq!(policy.mode_for("other", Some("web")), CaptureMode::ErrorsOnly);
+        assert_eq!(
+            policy.mode_for("acme", Some("api")),
+            CaptureMode::Sampled { every: 3 }
+        );
+        assert_eq!(
+            policy.mode_for("acme", None),
+            CaptureMode::Sampled { every: 3 }
+        );
+        assert_eq!(
+            policy.mode_for("other", Some("web")),
+            CaptureMode::ErrorsOnly
+        );
     }
 
     #[test]

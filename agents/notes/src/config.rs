@@ -44,9 +44,9 @@ pub struct CaptureConfig {
 impl CaptureConfig {
     fn validate(&self) -> Result<(), String> {
         let check = |key: String, mode: &CaptureMode| match mode {
-            CaptureMode::Sampled { every: 0 } => {
-                Err(format!("{key}: `sampled:N` needs N of at least 1 (1 keeps every event)"))
-            }
+            CaptureMode::Sampled { every: 0 } => Err(format!(
+                "{key}: `sampled:N` needs N of at least 1 (1 keeps every event)"
+            )),
             _ => Ok(()),
         };
         check("notes.capture.mode".into(), &self.mode)?;
@@ -190,7 +190,10 @@ pub struct DistillConfig {
 
 impl Default for DistillConfig {
     fn default() -> Self {
-        DistillConfig { threshold: 10, max_events_per_note: 200 }
+        DistillConfig {
+            threshold: 10,
+            max_events_per_note: 200,
+        }
     }
 }
 
@@ -237,14 +240,25 @@ mod tests {
         assert_eq!(config.capture.mode, CaptureMode::Sampled { every: 4 });
         assert_eq!(config.capture.tenants["acme"], CaptureMode::ErrorsOnly);
         assert_eq!(config.capture.projects["acme/web"], CaptureMode::Disabled);
-        assert_eq!(config.capture.tenants["beta"], CaptureMode::Sampled { every: 10 });
+        assert_eq!(
+            config.capture.tenants["beta"],
+            CaptureMode::Sampled { every: 10 }
+        );
     }
 
     #[test]
     fn bad_values_name_the_key() {
         let mut config = NotesConfig::default();
-        config.capture.tenants.insert("acme".into(), CaptureMode::Sampled { every: 0 });
-        assert!(config.validate().unwrap_err().contains("notes.capture.tenants.acme"));
+        config
+            .capture
+            .tenants
+            .insert("acme".into(), CaptureMode::Sampled { every: 0 });
+        assert!(
+            config
+                .validate()
+                .unwrap_err()
+                .contains("notes.capture.tenants.acme")
+        );
         let bad_mode = serde_json::from_value::<NotesConfig>(
             serde_json::json!({ "capture": { "mode": "sometimes" } }),
         );
@@ -252,15 +266,27 @@ mod tests {
 
         let mut config = NotesConfig::default();
         config.queue.max_batch = 2;
-        assert!(config.validate().unwrap_err().contains("notes.queue.max_batch"));
+        assert!(
+            config
+                .validate()
+                .unwrap_err()
+                .contains("notes.queue.max_batch")
+        );
 
         let mut config = NotesConfig::default();
-        config.capture.projects.insert("web".into(), CaptureMode::All);
-        assert!(config.validate().unwrap_err().contains("<tenant>/<project_id>"));
-
-        let unknown = serde_json::from_value::<NotesConfig>(
-            serde_json::json!({ "queue": { "capacty": 5 } }),
+        config
+            .capture
+            .projects
+            .insert("web".into(), CaptureMode::All);
+        assert!(
+            config
+                .validate()
+                .unwrap_err()
+                .contains("<tenant>/<project_id>")
         );
+
+        let unknown =
+            serde_json::from_value::<NotesConfig>(serde_json::json!({ "queue": { "capacty": 5 } }));
         assert!(unknown.unwrap_err().to_string().contains("capacty"));
     }
 }

@@ -32,7 +32,10 @@ impl NotesError {
     }
 
     pub fn storage(context: impl Into<String>, source: impl Into<anyhow::Error>) -> Self {
-        NotesError::Storage { context: context.into(), source: source.into() }
+        NotesError::Storage {
+            context: context.into(),
+            source: source.into(),
+        }
     }
 }
 

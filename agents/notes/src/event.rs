@@ -64,7 +64,9 @@ impl CapturedEvent {
         limits: &EventLimits,
     ) -> Result<CapturedEvent, NotesError> {
         if identity.tenant_id.is_empty() {
-            return Err(NotesError::invalid("the caller has no tenant; authenticate first"));
+            return Err(NotesError::invalid(
+                "the caller has no tenant; authenticate first",
+            ));
         }
         let mut truncated = Vec::new();
         let mut tool_name = event.tool_name.trim().to_owned();
@@ -143,7 +145,13 @@ impl SessionKey {
 
 impl std::fmt::Display for SessionKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let or_none = |s: &str| if s.is_empty() { "-".to_owned() } else { s.to_owned() };
+        let or_none = |s: &str| {
+            if s.is_empty() {
+                "-".to_owned()
+            } else {
+                s.to_owned()
+            }
+        };
         write!(
             f,
             "tenant {} project {} session {}",
@@ -166,7 +174,11 @@ fn value_text(value: serde_json::Value) -> String {
 /// Characters that end a token. A cut inside a token drops the whole token, so a truncated
 /// secret never leaves a recognisable-looking prefix behind for the redactor to miss.
 fn is_token_boundary(c: char) -> bool {
-    c.is_whitespace() || matches!(c, '"' | '\'' | '`' | ',' | ';' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>')
+    c.is_whitespace()
+        || matches!(
+            c,
+            '"' | '\'' | '`' | ',' | ';' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>'
+        )
 }
 
 /// Cuts `text` to at most `max_bytes` bytes, ending at a token boundary. Returns whether it cut.
@@ -181,7 +193,9 @@ pub fn truncate_at_token(text: &mut String, max_bytes: usize) -> bool {
     // If the cut falls inside a token, step back to the boundary before it.
     let next_is_boundary = text[end..].chars().next().is_some_and(is_token_boundary);
     if !next_is_boundary {
-        end = text[..end].rfind(is_token_boundary).map_or(0, |index| index);
+        end = text[..end]
+            .rfind(is_token_boundary)
+            .map_or(0, |index| index);
     }
     text.truncate(end);
     true
@@ -273,8 +287,15 @@ mod tests {
         raw.description = "run all the tests".into();
         raw.input = serde_json::json!({ "command": "cargo test --workspace" });
         raw.output = "ok ok ok ok ok ok".into();
-        raw.tags = vec!["rust".into(), "rust".into(), " ".into(), "ci".into(), "more".into()];
-        raw.metadata = Some(serde_json::from_str(r#"{"files": ["src/lib.rs", "src/main.rs"]}"#).unwrap());
+        raw.tags = vec![
+            "rust".into(),
+            "rust".into(),
+            " ".into(),
+            "ci".into(),
+            "more".into(),
+        ];
+        raw.metadata =
+            Some(serde_json::from_str(r#"{"files": ["src/lib.rs", "src/main.rs"]}"#).unwrap());
         let captured = CapturedEvent::build(Identity::new("t"), raw, &limits).expect("valid");
         assert!(captured.description.len() <= 8);
         assert!(captured.input.len() <= 10);
@@ -305,8 +326,9 @@ mod tests {
         let error = CapturedEvent::build(Identity::new("t"), event("  "), &EventLimits::default())
             .unwrap_err();
         assert!(error.to_string().contains("tool_name"), "{error}");
-        let error = CapturedEvent::build(Identity::default(), event("bash"), &EventLimits::default())
-            .unwrap_err();
+        let error =
+            CapturedEvent::build(Identity::default(), event("bash"), &EventLimits::default())
+                .unwrap_err();
         assert!(error.to_string().contains("tenant"), "{error}");
     }
 
@@ -314,7 +336,11 @@ mod tests {
     fn ids_are_time_ordered() {
         let limits = EventLimits::default();
         let ids: Vec<Uuid> = (0..100)
-            .map(|_| CapturedEvent::build(Identity::new("t"), event("x"), &limits).unwrap().id)
+            .map(|_| {
+                CapturedEvent::build(Identity::new("t"), event("x"), &limits)
+                    .unwrap()
+                    .id
+            })
             .collect();
         let mut sorted = ids.clone();
         sorted.sort();

@@ -8,6 +8,7 @@
 
 pub mod capture;
 pub mod config;
+pub mod distill;
 pub mod error;
 pub mod event;
 pub mod queue;
@@ -15,6 +16,7 @@ mod writer;
 
 pub use capture::{CaptureMode, CapturePolicy, Sampler, Verdict};
 pub use config::{CaptureConfig, DistillConfig, EventLimits, NotesConfig, QueueConfig};
+pub use distill::{DeterministicDistiller, DistillInput, DistilledNote, Distiller, DistillerChain};
 pub use error::{NotesError, Result};
 pub use event::{CapturedEvent, SessionKey, TrajectoryEvent};
 pub use queue::{CaptureQueue, CaptureSnapshot, DrainReport, RedactFn, Refusal, TrajectorySink};

@@ -38,6 +38,8 @@ pub enum Refusal {
     Closed,
 }
 
+// Nearly every message is an event: boxing it would add an allocation per capture.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Message {
     Event(CapturedEvent),
     /// Answered once every event enqueued before it is stored.
@@ -170,7 +172,10 @@ impl CaptureQueue {
     /// store keeps failing: bound it with a timeout.
     pub async fn flush(&self) -> Result<(), Refusal> {
         let (done, stored) = oneshot::channel();
-        self.tx.send(Message::Flush(done)).await.map_err(|_| Refusal::Closed)?;
+        self.tx
+            .send(Message::Flush(done))
+            .await
+            .map_err(|_| Refusal::Closed)?;
         stored.await.map_err(|_| Refusal::Closed)
     }
 
@@ -183,17 +188,19 @@ impl CaptureQueue {
         self.closing.store(true, Ordering::Release);
         self.signals.shutdown.notify_one();
         let handle = self.writer.lock().take();
-        if let Some(mut handle) = handle {
-            if tokio::time::timeout(self.drain_timeout, &mut handle).await.is_err() {
-                tracing::error!(
-                    timeout_ms = self.drain_timeout.as_millis() as u64,
-                    pending = self.snapshot().pending,
-                    "trajectory store still failing at the end of the shutdown drain; giving up"
-                );
-                self.signals.abandon.store(true, Ordering::Release);
-                self.signals.abandon_wake.notify_one();
-                let _ = handle.await;
-            }
+        if let Some(mut handle) = handle
+            && tokio::time::timeout(self.drain_timeout, &mut handle)
+                .await
+                .is_err()
+        {
+            tracing::error!(
+                timeout_ms = self.drain_timeout.as_millis() as u64,
+                pending = self.snapshot().pending,
+                "trajectory store still failing at the end of the shutdown drain; giving up"
+            );
+            self.signals.abandon.store(true, Ordering::Release);
+            self.signals.abandon_wake.notify_one();
+            let _ = handle.await;
         }
         DrainReport {
             drained: self.stats.written.load(Ordering::Relaxed) - written_before,

@@ -27,19 +27,33 @@ struct RecordingSink {
 
 impl RecordingSink {
     fn failing(times: usize) -> Self {
-        RecordingSink { failures_left: AtomicUsize::new(times), ..Default::default() }
+        RecordingSink {
+            failures_left: AtomicUsize::new(times),
+            ..Default::default()
+        }
     }
 
     fn gated(gate: Arc<Semaphore>) -> Self {
-        RecordingSink { gate: Some(gate), ..Default::default() }
+        RecordingSink {
+            gate: Some(gate),
+            ..Default::default()
+        }
     }
 
     fn sizes(&self) -> Vec<usize> {
-        self.batches.lock().iter().map(|(_, ids)| ids.len()).collect()
+        self.batches
+            .lock()
+            .iter()
+            .map(|(_, ids)| ids.len())
+            .collect()
     }
 
     fn ids(&self) -> Vec<Uuid> {
-        self.batches.lock().iter().flat_map(|(_, ids)| ids.clone()).collect()
+        self.batches
+            .lock()
+            .iter()
+            .flat_map(|(_, ids)| ids.clone())
+            .collect()
     }
 
     fn times(&self) -> Vec<Instant> {
@@ -55,18 +69,25 @@ impl TrajectorySink for RecordingSink {
         }
         let failed = self
             .failures_left
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| left.checked_sub(1))
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+                left.checked_sub(1)
+            })
             .is_ok();
         if failed {
             anyhow::bail!("database is locked");
         }
-        self.batches.lock().push((Instant::now(), batch.iter().map(|e| e.id).collect()));
+        self.batches
+            .lock()
+            .push((Instant::now(), batch.iter().map(|e| e.id).collect()));
         Ok(())
     }
 }
 
 fn config() -> QueueConfig {
-    QueueConfig { max_batch: 10, ..QueueConfig::default() }
+    QueueConfig {
+        max_batch: 10,
+        ..QueueConfig::default()
+    }
 }
 
 fn no_redaction() -> RedactFn {
@@ -112,12 +133,20 @@ async fn a_full_batch_is_written_at_once_and_the_rest_after_the_interval() {
         })
         .collect();
     settle().await;
-    assert_eq!(sink.sizes(), vec![10, 10], "two full batches go out without waiting");
+    assert_eq!(
+        sink.sizes(),
+        vec![10, 10],
+        "two full batches go out without waiting"
+    );
     assert!(sink.times().iter().all(|at| *at == start));
 
     tokio::time::sleep(Duration::from_millis(99)).await;
     settle().await;
-    assert_eq!(sink.sizes(), vec![10, 10], "the partial batch waits for the interval");
+    assert_eq!(
+        sink.sizes(),
+        vec![10, 10],
+        "the partial batch waits for the interval"
+    );
 
     tokio::time::sleep(Duration::from_millis(1)).await;
     settle().await;
@@ -126,7 +155,10 @@ async fn a_full_batch_is_written_at_once_and_the_rest_after_the_interval() {
     assert_eq!(sink.ids(), ids, "stored once each, in capture order");
 
     let snapshot = queue.snapshot();
-    assert_eq!((snapshot.accepted, snapshot.written, snapshot.batches), (25, 25, 3));
+    assert_eq!(
+        (snapshot.accepted, snapshot.written, snapshot.batches),
+        (25, 25, 3)
+    );
     assert_eq!(snapshot.pending, 0);
 }
 
@@ -148,7 +180,10 @@ async fn the_interval_counts_from_the_first_waiting_event() {
 async fn a_backlog_is_written_in_larger_batches_up_to_max_batch() {
     let gate = Arc::new(Semaphore::new(0));
     let sink = Arc::new(RecordingSink::gated(gate.clone()));
-    let config = QueueConfig { max_batch: 50, ..QueueConfig::default() };
+    let config = QueueConfig {
+        max_batch: 50,
+        ..QueueConfig::default()
+    };
     let queue = start(&config, &sink);
     // The first batch is held at the store while 120 more events queue up behind it.
     for n in 0..10 {
@@ -167,7 +202,12 @@ async fn a_backlog_is_written_in_larger_batches_up_to_max_batch() {
 async fn a_full_queue_drops_and_counts_without_blocking() {
     let gate = Arc::new(Semaphore::new(0));
     let sink = Arc::new(RecordingSink::gated(gate.clone()));
-    let config = QueueConfig { capacity: 5, batch_size: 1, max_batch: 1, ..QueueConfig::default() };
+    let config = QueueConfig {
+        capacity: 5,
+        batch_size: 1,
+        max_batch: 1,
+        ..QueueConfig::default()
+    };
     let queue = start(&config, &sink);
     // The writer takes one event and blocks on the store; five more fill the queue.
     queue.try_enqueue(event(0)).unwrap();
@@ -177,7 +217,11 @@ async fn a_full_queue_drops_and_counts_without_blocking() {
     assert_eq!(Instant::now(), started, "enqueueing never waits");
     let accepted = outcomes.iter().filter(|outcome| outcome.is_ok()).count();
     assert_eq!(accepted, 5);
-    assert!(outcomes[5..].iter().all(|outcome| *outcome == Err(Refusal::QueueFull)));
+    assert!(
+        outcomes[5..]
+            .iter()
+            .all(|outcome| *outcome == Err(Refusal::QueueFull))
+    );
 
     let snapshot = queue.snapshot();
     assert_eq!(snapshot.dropped_full, 15);
@@ -218,7 +262,10 @@ async fn a_failing_store_is_retried_with_backoff_and_nothing_is_lost() {
     assert_eq!(sink.times()[0] - start, Duration::from_millis(700));
     let snapshot = queue.snapshot();
     assert!(!snapshot.store_failing);
-    assert_eq!((snapshot.written, snapshot.pending, snapshot.lost), (10, 0, 0));
+    assert_eq!(
+        (snapshot.written, snapshot.pending, snapshot.lost),
+        (10, 0, 0)
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -235,11 +282,26 @@ async fn shutdown_drains_everything_acknowledged() {
         .collect();
     let start = Instant::now();
     let report = queue.shutdown().await;
-    assert_eq!(report, DrainReport { drained: 37, lost: 0 });
+    assert_eq!(
+        report,
+        DrainReport {
+            drained: 37,
+            lost: 0
+        }
+    );
     assert_eq!(sink.ids(), ids);
-    assert!(Instant::now() - start < Duration::from_millis(100), "no flush-interval wait");
+    assert!(
+        Instant::now() - start < Duration::from_millis(100),
+        "no flush-interval wait"
+    );
     assert_eq!(queue.try_enqueue(event(99)), Err(Refusal::Closed));
-    assert_eq!(queue.shutdown().await, DrainReport { drained: 0, lost: 0 });
+    assert_eq!(
+        queue.shutdown().await,
+        DrainReport {
+            drained: 0,
+            lost: 0
+        }
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -250,14 +312,23 @@ async fn shutdown_retries_a_failing_store_until_it_recovers() {
         queue.try_enqueue(event(n)).unwrap();
     }
     let report = queue.shutdown().await;
-    assert_eq!(report, DrainReport { drained: 4, lost: 0 });
+    assert_eq!(
+        report,
+        DrainReport {
+            drained: 4,
+            lost: 0
+        }
+    );
     assert_eq!(queue.snapshot().write_failures, 2);
 }
 
 #[tokio::test(start_paused = true)]
 async fn shutdown_gives_up_on_a_dead_store_after_the_timeout_and_counts_the_loss() {
     let sink = Arc::new(RecordingSink::failing(usize::MAX));
-    let config = QueueConfig { drain_timeout_ms: 2_000, ..config() };
+    let config = QueueConfig {
+        drain_timeout_ms: 2_000,
+        ..config()
+    };
     let queue = start(&config, &sink);
     for n in 0..25 {
         queue.try_enqueue(event(n)).unwrap();
@@ -265,7 +336,13 @@ async fn shutdown_gives_up_on_a_dead_store_after_the_timeout_and_counts_the_loss
     settle().await;
     let start = Instant::now();
     let report = queue.shutdown().await;
-    assert_eq!(report, DrainReport { drained: 0, lost: 25 });
+    assert_eq!(
+        report,
+        DrainReport {
+            drained: 0,
+            lost: 25
+        }
+    );
     assert!(Instant::now() - start >= Duration::from_millis(2_000));
     let snapshot = queue.snapshot();
     assert_eq!((snapshot.lost, snapshot.pending), (25, 0));
@@ -281,7 +358,11 @@ async fn flush_waits_only_for_what_is_queued() {
     }
     queue.flush().await.expect("flushed");
     assert_eq!(sink.sizes(), vec![3]);
-    assert_eq!(Instant::now(), start, "a flush does not wait for the interval");
+    assert_eq!(
+        Instant::now(),
+        start,
+        "a flush does not wait for the interval"
+    );
     // An empty queue flushes immediately and writes nothing.
     queue.flush().await.expect("flushed");
     assert_eq!(sink.sizes(), vec![3]);
@@ -294,7 +375,9 @@ async fn events_are_redacted_before_the_sink_sees_them() {
     #[async_trait::async_trait]
     impl TrajectorySink for Capturing {
         async fn write_batch(&self, batch: &[CapturedEvent]) -> anyhow::Result<()> {
-            self.0.lock().extend(batch.iter().map(|event| event.output.clone()));
+            self.0
+                .lock()
+                .extend(batch.iter().map(|event| event.output.clone()));
             Ok(())
         }
     }

@@ -146,7 +146,11 @@ impl Writer {
     async fn write_pending(&mut self) {
         let mut stored = true;
         if !self.events.is_empty() {
-            let redacted: usize = self.events.iter_mut().map(|event| (self.redact)(event)).sum();
+            let redacted: usize = self
+                .events
+                .iter_mut()
+                .map(|event| (self.redact)(event))
+                .sum();
             CaptureStats::add(&self.stats.redactions, redacted);
             stored = self.store_with_retry().await;
             self.events.clear();
