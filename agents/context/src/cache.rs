@@ -157,9 +157,17 @@ impl ResultCache {
             inner.unindex(&key, &old);
         }
         for scope in &scopes {
-            inner.by_scope.entry((tenant.clone(), scope.clone())).or_default().insert(key.clone());
+            inner
+                .by_scope
+                .entry((tenant.clone(), scope.clone()))
+                .or_default()
+                .insert(key.clone());
         }
-        let entry = Entry { value, scopes, expires: now + self.ttl };
+        let entry = Entry {
+            value,
+            scopes,
+            expires: now + self.ttl,
+        };
         if let Some((evicted_key, evicted)) = inner.entries.push(key, entry) {
             inner.unindex(&evicted_key, &evicted);
         }
@@ -230,11 +238,17 @@ mod tests {
     }
 
     fn value(tokens: usize) -> Arc<AssembledContext> {
-        Arc::new(AssembledContext { total_tokens: tokens, ..AssembledContext::empty(4000) })
+        Arc::new(AssembledContext {
+            total_tokens: tokens,
+            ..AssembledContext::empty(4000)
+        })
     }
 
     fn scopes() -> Vec<Scope> {
-        vec![Scope::new(Layer::Session, "s1"), Scope::new(Layer::Company, "company")]
+        vec![
+            Scope::new(Layer::Session, "s1"),
+            Scope::new(Layer::Company, "company"),
+        ]
     }
 
     #[test]
@@ -243,9 +257,20 @@ mod tests {
         let now = Instant::now();
         let ticket = cache.ticket();
         assert!(cache.insert_at(key("t", "q"), value(7), scopes(), ticket, now));
-        assert_eq!(cache.get_at(&key("t", "q"), now).map(|v| v.total_tokens), Some(7));
-        assert!(cache.get_at(&key("t", "q"), now + Duration::from_secs(299)).is_some());
-        assert!(cache.get_at(&key("t", "q"), now + Duration::from_secs(300)).is_none());
+        assert_eq!(
+            cache.get_at(&key("t", "q"), now).map(|v| v.total_tokens),
+            Some(7)
+        );
+        assert!(
+            cache
+                .get_at(&key("t", "q"), now + Duration::from_secs(299))
+                .is_some()
+        );
+        assert!(
+            cache
+                .get_at(&key("t", "q"), now + Duration::from_secs(300))
+                .is_none()
+        );
         assert!(cache.is_empty(), "expired entries are removed");
     }
 
@@ -259,7 +284,10 @@ mod tests {
         assert!(cache.get(&key("a", "q")).is_some(), "unrelated scope");
         cache.invalidate("a", &Scope::new(Layer::Company, "company"));
         assert!(cache.get(&key("a", "q")).is_none());
-        assert!(cache.get(&key("b", "q")).is_some(), "other tenant untouched");
+        assert!(
+            cache.get(&key("b", "q")).is_some(),
+            "other tenant untouched"
+        );
     }
 
     #[test]
@@ -303,12 +331,24 @@ mod tests {
     fn keys_differ_by_every_option() {
         let base = key("t", "q");
         let who = base.identity.clone();
-        assert_eq!(base, CacheKey::new(&who, "q", 4000, &[Layer::Company, Layer::Session], 0.3));
-        assert_ne!(base, CacheKey::new(&who, "q", 4001, &[Layer::Session, Layer::Company], 0.3));
+        assert_eq!(
+            base,
+            CacheKey::new(&who, "q", 4000, &[Layer::Company, Layer::Session], 0.3)
+        );
+        assert_ne!(
+            base,
+            CacheKey::new(&who, "q", 4001, &[Layer::Session, Layer::Company], 0.3)
+        );
         assert_ne!(base, CacheKey::new(&who, "q", 4000, &[Layer::Session], 0.3));
-        assert_ne!(base, CacheKey::new(&who, "q", 4000, &[Layer::Session, Layer::Company], 0.4));
+        assert_ne!(
+            base,
+            CacheKey::new(&who, "q", 4000, &[Layer::Session, Layer::Company], 0.4)
+        );
         let mut other = who.clone();
         other.user_id = Some("u".into());
-        assert_ne!(base, CacheKey::new(&other, "q", 4000, &[Layer::Session, Layer::Company], 0.3));
+        assert_ne!(
+            base,
+            CacheKey::new(&other, "q", 4000, &[Layer::Session, Layer::Company], 0.3)
+        );
     }
 }

@@ -103,7 +103,10 @@ pub struct CacheConfig {
 
 impl Default for CacheConfig {
     fn default() -> Self {
-        CacheConfig { ttl_secs: 300, capacity: 1024 }
+        CacheConfig {
+            ttl_secs: 300,
+            capacity: 1024,
+        }
     }
 }
 
@@ -159,13 +162,15 @@ impl SummaryConfig {
             || self.paragraph_tokens < self.sentence_tokens
             || self.detailed_tokens < self.paragraph_tokens
         {
-            return Err("context.summaries: need 10 <= sentence_tokens <= paragraph_tokens <= \
+            return Err(
+                "context.summaries: need 10 <= sentence_tokens <= paragraph_tokens <= \
                         detailed_tokens"
-                .into());
+                    .into(),
+            );
         }
         if self.max_source_items == 0 || self.hot_capacity == 0 {
             return Err(
-                "context.summaries.max_source_items and hot_capacity must be at least 1".into()
+                "context.summaries.max_source_items and hot_capacity must be at least 1".into(),
             );
         }
         Ok(())
@@ -185,7 +190,10 @@ pub struct TriggerConfig {
 
 impl Default for TriggerConfig {
     fn default() -> Self {
-        TriggerConfig { interval_secs: 900, after_changes: 10 }
+        TriggerConfig {
+            interval_secs: 900,
+            after_changes: 10,
+        }
     }
 }
 
@@ -216,11 +224,15 @@ mod tests {
 
     #[test]
     fn invalid_values_name_the_key() {
-        let config = ContextConfig { min_relevance: 1.5, ..ContextConfig::default() };
+        let config = ContextConfig {
+            min_relevance: 1.5,
+            ..ContextConfig::default()
+        };
         assert!(config.validate().unwrap_err().contains("min_relevance"));
-        let error = serde_json::from_value::<ContextConfig>(serde_json::json!({"min_relevanse": 1}))
-            .unwrap_err()
-            .to_string();
+        let error =
+            serde_json::from_value::<ContextConfig>(serde_json::json!({"min_relevanse": 1}))
+                .unwrap_err()
+                .to_string();
         assert!(error.contains("min_relevanse"), "{error}");
     }
 }

@@ -34,7 +34,12 @@ impl Redundancy {
 
     /// True when the content hash was seen, or at least `threshold` of the shingles were.
     /// Text without words is never redundant by shingles.
-    pub fn is_redundant(&self, content_hash: Option<&str>, fingerprint: &[u64], threshold: f32) -> bool {
+    pub fn is_redundant(
+        &self,
+        content_hash: Option<&str>,
+        fingerprint: &[u64],
+        threshold: f32,
+    ) -> bool {
         if content_hash.is_some_and(|hash| self.hashes.contains(hash)) {
             return true;
         }

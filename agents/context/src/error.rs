@@ -29,7 +29,10 @@ impl ContextError {
     }
 
     pub fn storage(context: impl Into<String>, source: impl Into<anyhow::Error>) -> Self {
-        ContextError::Storage { context: context.into(), source: source.into() }
+        ContextError::Storage {
+            context: context.into(),
+            source: source.into(),
+        }
     }
 }
 

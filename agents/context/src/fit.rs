@@ -101,18 +101,25 @@ struct Piece {
     summary: bool,
 }
 
-/// Fits `candidates` and `summaries` into `params.budget` tokens.
+/// Fits `candidates` and `summaries` into `params.budget` tokens. `saturated` names the scopes
+/// whose search returned as many hits as it asked for: they may hold more relevant memories
+/// than were fetched, so their summaries are eligible even when every fetched item fits.
 pub fn fit(
     mut candidates: Vec<Candidate>,
     summaries: &[SummaryOption],
+    saturated: &[(Layer, String)],
     params: &FitParams,
     tokenizer: Tokenizer,
 ) -> Fitted {
     candidates.retain(|c| c.score.is_finite() && c.score >= params.min_relevance);
-    let mut ranked: Vec<(f32, Candidate)> =
-        candidates.into_iter().map(|c| (params.priority(c.score, c.updated_at), c)).collect();
+    let mut ranked: Vec<(f32, Candidate)> = candidates
+        .into_iter()
+        .map(|c| (params.priority(c.score, c.updated_at), c))
+        .collect();
     ranked.sort_by(|(pa, a), (pb, b)| {
-        pb.total_cmp(pa).then(b.score.total_cmp(&a.score)).then_with(|| a.id.cmp(&b.id))
+        pb.total_cmp(pa)
+            .then(b.score.total_cmp(&a.score))
+            .then_with(|| a.id.cmp(&b.id))
     });
     let mut seen_ids = HashSet::new();
     ranked.retain(|(_, c)| seen_ids.insert(c.id.clone()));
@@ -121,29 +128,42 @@ pub fn fit(
     let mut left_out: Vec<usize> = Vec::new();
 
     // 2. High-relevance pass.
-    let high = ranked.iter().take_while(|(_, c)| c.score >= params.high_relevance).count();
-    for index in 0..high {
-        if !state.try_item(&ranked[index], params.budget) {
+    let high = ranked
+        .iter()
+        .take_while(|(_, c)| c.score >= params.high_relevance)
+        .count();
+    for (index, candidate) in ranked.iter().enumerate().take(high) {
+        if !state.try_item(candidate, params.budget) {
             left_out.push(index);
         }
     }
     if state.remaining() < params.slack() {
         state.fitted.terminated_early = true;
-        state.fitted.truncated =
-            high < ranked.len() || left_out.iter().any(|&i| !state.is_duplicate(&ranked[i].1));
+        state.fitted.truncated = high < ranked.len()
+            || !saturated.is_empty()
+            || left_out.iter().any(|&i| !state.is_duplicate(&ranked[i].1));
         return state.finish();
     }
 
     // 3. Item pass, keeping room for summaries when the items cannot all fit.
     let demand: usize = ranked[high..].iter().map(|(_, c)| c.tokens).sum();
-    let reserve = if demand > state.remaining() && !summaries.is_empty() {
+    let has_summary = |layer: Layer, scope_id: &str| {
+        summaries
+            .iter()
+            .any(|s| s.layer == layer && s.scope_id == scope_id)
+    };
+    let saturated_with_summary = saturated
+        .iter()
+        .any(|(layer, scope)| has_summary(*layer, scope));
+    let reserve = if (demand > state.remaining() && !summaries.is_empty()) || saturated_with_summary
+    {
         (params.budget as f32 * params.summary_share) as usize
     } else {
         0
     };
     let item_limit = params.budget.saturating_sub(reserve);
-    for index in high..ranked.len() {
-        if !state.try_item(&ranked[index], item_limit) {
+    for (index, candidate) in ranked.iter().enumerate().skip(high) {
+        if !state.try_item(candidate, item_limit) {
             left_out.push(index);
         }
     }
@@ -155,14 +175,38 @@ pub fn fit(
         if state.is_duplicate(c) {
             continue;
         }
-        if !overflowed.iter().any(|(layer, scope, ..)| *layer == c.layer && *scope == c.scope_id) {
+        if !overflowed
+            .iter()
+            .any(|(layer, scope, ..)| *layer == c.layer && *scope == c.scope_id)
+        {
             overflowed.push((c.layer, c.scope_id.clone(), *priority, c.score));
+        }
+    }
+    for (layer, scope_id) in saturated {
+        if overflowed
+            .iter()
+            .any(|(l, s, ..)| l == layer && s == scope_id)
+        {
+            continue;
+        }
+        // Stand in for the unseen memories, which rank below the weakest one fetched.
+        let weakest = state
+            .fitted
+            .pieces
+            .iter()
+            .filter(|p| p.source.layer == *layer && p.source.scope_id == *scope_id)
+            .map(|p| (p.priority, p.source.score))
+            .reduce(|a, b| (a.0.min(b.0), a.1.min(b.1)));
+        if let Some((priority, score)) = weakest {
+            overflowed.push((*layer, scope_id.clone(), priority, score));
         }
     }
     for (position, (layer, scope_id, priority, score)) in overflowed.iter().enumerate() {
         let share = state.remaining() / (overflowed.len() - position);
         let header = state.header_cost(*layer, scope_id);
-        let options = summaries.iter().filter(|s| s.layer == *layer && s.scope_id == *scope_id);
+        let options = summaries
+            .iter()
+            .filter(|s| s.layer == *layer && s.scope_id == *scope_id);
         let fitting = options
             .filter(|s| !s.content.trim().is_empty() && s.tokens + header <= share)
             .max_by_key(|s| s.depth);
@@ -179,7 +223,9 @@ pub fn fit(
             still_out |= !state.is_duplicate(&candidate.1);
         }
     }
-    state.fitted.truncated = still_out;
+    // A saturated scope holds memories that were never fetched: the fetch size follows the
+    // budget, so they too were left out for lack of room.
+    state.fitted.truncated = still_out || !saturated.is_empty();
     state.finish()
 }
 
@@ -218,7 +264,11 @@ impl<'p> State<'p> {
     }
 
     fn header_cost(&self, layer: Layer, scope_id: &str) -> usize {
-        if self.layers.iter().any(|(l, s)| *l == layer && s == scope_id) {
+        if self
+            .layers
+            .iter()
+            .any(|(l, s)| *l == layer && s == scope_id)
+        {
             0
         } else {
             // The section break before every section but the first, plus the heading.
@@ -233,7 +283,10 @@ impl<'p> State<'p> {
         }
         let fingerprint = Redundancy::fingerprint(&c.content);
         let threshold = self.params.dedup_containment;
-        if self.redundancy.is_redundant(c.content_hash.as_deref(), &fingerprint, threshold) {
+        if self
+            .redundancy
+            .is_redundant(c.content_hash.as_deref(), &fingerprint, threshold)
+        {
             self.duplicate_ids.insert(c.id.clone());
             self.fitted.duplicates += 1;
             return false;
@@ -263,7 +316,10 @@ impl<'p> State<'p> {
 
     fn try_summary(&mut self, option: &SummaryOption, priority: f32, score: f32) -> bool {
         let fingerprint = Redundancy::fingerprint(&option.content);
-        if self.redundancy.is_redundant(None, &fingerprint, self.params.dedup_containment) {
+        if self
+            .redundancy
+            .is_redundant(None, &fingerprint, self.params.dedup_containment)
+        {
             self.fitted.duplicates += 1;
             return false;
         }
@@ -290,13 +346,19 @@ impl<'p> State<'p> {
     }
 
     fn note_layer(&mut self, layer: Layer, scope_id: &str) {
-        if !self.layers.iter().any(|(l, s)| *l == layer && s == scope_id) {
+        if !self
+            .layers
+            .iter()
+            .any(|(l, s)| *l == layer && s == scope_id)
+        {
             self.layers.push((layer, scope_id.to_owned()));
         }
     }
 
     fn finish(mut self) -> Fitted {
-        self.fitted.pieces.sort_by(|a, b| b.priority.total_cmp(&a.priority));
+        self.fitted
+            .pieces
+            .sort_by(|a, b| b.priority.total_cmp(&a.priority));
         self.fitted
     }
 }
@@ -314,8 +376,11 @@ impl Fitted {
             let (content, layers) = render_sections(&self.pieces);
             let total_tokens = tokenizer.count(&content);
             if total_tokens <= budget {
-                let mut sources: Vec<Source> =
-                    self.pieces.iter().map(|piece| piece.source.clone()).collect();
+                let mut sources: Vec<Source> = self
+                    .pieces
+                    .iter()
+                    .map(|piece| piece.source.clone())
+                    .collect();
                 sources.sort_by(|a, b| b.score.total_cmp(&a.score));
                 return AssembledContext {
                     total_tokens,

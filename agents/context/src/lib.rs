@@ -6,19 +6,31 @@
 //! * [`summarize`] writes each layer's summaries at three depths ([`Depth`]); the default is
 //!   deterministic and extractive, and an LLM provider slots in behind [`Summarizer`].
 //! * [`cache`] keeps assembled contexts until their TTL ends or a scope they read is written.
+//! * [`ContextArchitect`] is the service: `assemble`, `summary`, `refresh`, over a
+//!   [`aeterna_memory::MemoryService`], with summaries in SQL ([`store`]) and [`metrics`].
 //!
 //! Nothing here knows about MCP or HTTP: the server's tools parse arguments and call in.
 
+mod architect;
+mod assemble;
 pub mod cache;
 pub mod config;
 pub mod dedup;
 pub mod error;
 pub mod fit;
+pub mod metrics;
 pub mod model;
+mod refresh;
 pub mod render;
+pub mod store;
 pub mod summarize;
 pub mod text;
 pub mod tokens;
+mod triggers;
+
+pub use architect::ContextArchitect;
+pub use assemble::AssembleRequest;
+pub use refresh::{RefreshOutcome, source_hash};
 
 pub use config::{CacheConfig, ContextConfig, SummaryConfig, TriggerConfig};
 pub use error::{ContextError, Result};

@@ -146,7 +146,12 @@ mod tests {
             assert_eq!(depth.as_str().parse::<Depth>(), Ok(depth));
             assert_eq!(serde_json::to_value(depth).unwrap(), depth.as_str());
         }
-        assert!("medium".parse::<Depth>().unwrap_err().contains("sentence, paragraph"));
+        assert!(
+            "medium"
+                .parse::<Depth>()
+                .unwrap_err()
+                .contains("sentence, paragraph")
+        );
         assert_eq!(serde_json::to_value(SourceDepth::Full).unwrap(), "full");
     }
 }

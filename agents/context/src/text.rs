@@ -17,14 +17,14 @@ pub fn terms(text: &str) -> impl Iterator<Item = String> + '_ {
 /// Common English function words, which say nothing about what a sentence is about.
 pub fn is_stop_word(word: &str) -> bool {
     const STOP: &[&str] = &[
-        "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be",
-        "been", "before", "being", "but", "by", "can", "could", "did", "do", "does", "for",
-        "from", "had", "has", "have", "he", "her", "his", "how", "i", "if", "in", "into", "is",
-        "it", "its", "just", "may", "me", "more", "most", "must", "my", "no", "not", "of", "on",
-        "or", "our", "out", "over", "she", "should", "so", "some", "such", "than", "that",
-        "the", "their", "them", "then", "there", "these", "they", "this", "those", "to", "up",
-        "us", "use", "used", "very", "was", "we", "were", "what", "when", "where", "which",
-        "while", "who", "will", "with", "would", "you", "your",
+        "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been",
+        "before", "being", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had",
+        "has", "have", "he", "her", "his", "how", "i", "if", "in", "into", "is", "it", "its",
+        "just", "may", "me", "more", "most", "must", "my", "no", "not", "of", "on", "or", "our",
+        "out", "over", "she", "should", "so", "some", "such", "than", "that", "the", "their",
+        "them", "then", "there", "these", "they", "this", "those", "to", "up", "us", "use", "used",
+        "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "will",
+        "with", "would", "you", "your",
     ];
     STOP.binary_search(&word).is_ok()
 }
@@ -112,7 +112,13 @@ mod tests {
         let text = "# Notes\n- First point. Second point! Is it third?\n* version 1.2.3 is out\n\n";
         assert_eq!(
             sentences(text),
-            vec!["Notes", "First point.", "Second point!", "Is it third?", "version 1.2.3 is out"]
+            vec![
+                "Notes",
+                "First point.",
+                "Second point!",
+                "Is it third?",
+                "version 1.2.3 is out"
+            ]
         );
     }
 
@@ -124,7 +130,10 @@ mod tests {
 
     #[test]
     fn shingles_ignore_case_and_punctuation() {
-        assert_eq!(shingles("Run cargo test, then push."), shingles("run CARGO test then push"));
+        assert_eq!(
+            shingles("Run cargo test, then push."),
+            shingles("run CARGO test then push")
+        );
         assert_ne!(shingles("run cargo test"), shingles("test cargo run"));
         assert_eq!(shingles("two words").len(), 1);
         assert!(shingles("  ... ").is_empty());

@@ -23,7 +23,9 @@ pub struct Tokenizer {
 
 impl std::fmt::Debug for Tokenizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tokenizer").field("encoding", &ENCODING).finish()
+        f.debug_struct("Tokenizer")
+            .field("encoding", &ENCODING)
+            .finish()
     }
 }
 

@@ -48,7 +48,7 @@ fn summary(layer: Layer, depth: Depth, content: &str) -> SummaryOption {
 }
 
 fn run(candidates: Vec<Candidate>, summaries: &[SummaryOption], budget: usize) -> AssembledContext {
-    fit(candidates, summaries, &params(budget), tokenizer()).into_context(budget, tokenizer())
+    fit(candidates, summaries, &[], &params(budget), tokenizer()).into_context(budget, tokenizer())
 }
 
 fn ids(context: &AssembledContext) -> Vec<&str> {
@@ -67,17 +67,34 @@ fn prose(topic: usize, n: usize) -> String {
 fn everything_relevant_fits_when_the_budget_allows() {
     let context = run(
         vec![
-            candidate("a", Layer::Session, 0.9, "Session fact about the failing build."),
+            candidate(
+                "a",
+                Layer::Session,
+                0.9,
+                "Session fact about the failing build.",
+            ),
             candidate("b", Layer::Project, 0.5, "Project uses sqlx with SQLite."),
-            candidate("c", Layer::Company, 0.1, "Company boilerplate about holidays."),
+            candidate(
+                "c",
+                Layer::Company,
+                0.1,
+                "Company boilerplate about holidays.",
+            ),
         ],
         &[],
         4000,
     );
     assert_eq!(ids(&context), vec!["a", "b"]);
-    assert_eq!(context.layers_included, vec![Layer::Session, Layer::Project]);
+    assert_eq!(
+        context.layers_included,
+        vec![Layer::Session, Layer::Project]
+    );
     assert!(!context.truncated);
-    assert!(context.content.starts_with("## Session · session-scope\n\n- Session fact"));
+    assert!(
+        context
+            .content
+            .starts_with("## Session · session-scope\n\n- Session fact")
+    );
     assert_eq!(context.total_tokens, tokenizer().count(&context.content));
 }
 
@@ -127,31 +144,95 @@ fn near_duplicates_across_layers_appear_once() {
 
 #[test]
 fn an_overflowing_layer_is_represented_by_its_deepest_fitting_summary() {
-    let items: Vec<Candidate> =
-        (0..40).map(|i| candidate(&format!("p{i}"), Layer::Project, 0.5, &prose(i, 3))).collect();
+    let items: Vec<Candidate> = (0..40)
+        .map(|i| candidate(&format!("p{i}"), Layer::Project, 0.5, &prose(i, 3)))
+        .collect();
     let summaries = [
-        summary(Layer::Project, Depth::Sentence, "Project overview in one sentence."),
-        summary(Layer::Project, Depth::Paragraph, &format!("Paragraph overview. {}", prose(900, 4))),
-        summary(Layer::Project, Depth::Detailed, &format!("Detailed overview. {}", prose(901, 40))),
+        summary(
+            Layer::Project,
+            Depth::Sentence,
+            "Project overview in one sentence.",
+        ),
+        summary(
+            Layer::Project,
+            Depth::Paragraph,
+            &format!("Paragraph overview. {}", prose(900, 4)),
+        ),
+        summary(
+            Layer::Project,
+            Depth::Detailed,
+            &format!("Detailed overview. {}", prose(901, 40)),
+        ),
     ];
     let context = run(items, &summaries, 800);
-    let summary_sources: Vec<&Source> =
-        context.sources.iter().filter(|s| s.depth != SourceDepth::Full).collect();
+    let summary_sources: Vec<&Source> = context
+        .sources
+        .iter()
+        .filter(|s| s.depth != SourceDepth::Full)
+        .collect();
     assert_eq!(summary_sources.len(), 1, "{:?}", context.sources);
-    assert_eq!(summary_sources[0].depth, SourceDepth::Paragraph, "the detailed one is too big");
+    assert_eq!(
+        summary_sources[0].depth,
+        SourceDepth::Paragraph,
+        "the detailed one is too big"
+    );
     assert_eq!(summary_sources[0].id, "summary:project:project-scope");
     assert!(context.content.contains("> Paragraph overview."));
-    assert!(context.sources.iter().filter(|s| s.depth == SourceDepth::Full).count() > 3);
+    assert!(
+        context
+            .sources
+            .iter()
+            .filter(|s| s.depth == SourceDepth::Full)
+            .count()
+            > 3
+    );
     assert!(context.truncated);
     assert!(context.total_tokens <= 800);
-    assert!(context.total_tokens > 600, "the budget is used: {}", context.total_tokens);
+    assert!(
+        context.total_tokens > 600,
+        "the budget is used: {}",
+        context.total_tokens
+    );
+}
+
+#[test]
+fn a_saturated_layer_gets_its_summary_even_when_its_fetched_items_fit() {
+    let items = vec![candidate(
+        "a",
+        Layer::Project,
+        0.5,
+        "One of many project memories.",
+    )];
+    let summaries = [summary(
+        Layer::Project,
+        Depth::Paragraph,
+        "All the other project memories.",
+    )];
+    let saturated = [(Layer::Project, "project-scope".to_owned())];
+    let fitted = fit(items, &summaries, &saturated, &params(4000), tokenizer());
+    let context = fitted.into_context(4000, tokenizer());
+    assert_eq!(ids(&context), vec!["a", "summary:project:project-scope"]);
+    assert!(
+        context
+            .content
+            .contains("> All the other project memories.")
+    );
 }
 
 #[test]
 fn layers_whose_items_all_fit_get_no_summary() {
     let context = run(
-        vec![candidate("a", Layer::Project, 0.5, "The only project memory.")],
-        &[summary(Layer::Project, Depth::Sentence, "A project summary.")],
+        vec![candidate(
+            "a",
+            Layer::Project,
+            0.5,
+            "The only project memory.",
+        )],
+        &[summary(
+            Layer::Project,
+            Depth::Sentence,
+            "A project summary.",
+        )],
         4000,
     );
     assert_eq!(ids(&context), vec!["a"]);
@@ -159,43 +240,73 @@ fn layers_whose_items_all_fit_get_no_summary() {
 
 #[test]
 fn high_relevance_items_that_fill_the_budget_end_assembly_early() {
-    let mut candidates: Vec<Candidate> =
-        (0..30).map(|i| candidate(&format!("h{i}"), Layer::Session, 0.9, &prose(i, 2))).collect();
+    let mut candidates: Vec<Candidate> = (0..30)
+        .map(|i| candidate(&format!("h{i}"), Layer::Session, 0.9, &prose(i, 2)))
+        .collect();
     candidates.push(candidate("low", Layer::Company, 0.4, "Short company note."));
     let summaries = [summary(Layer::Company, Depth::Sentence, "Company summary.")];
-    let fitted = fit(candidates, &summaries, &params(300), tokenizer());
+    let fitted = fit(candidates, &summaries, &[], &params(300), tokenizer());
     assert!(fitted.terminated_early);
     let context = fitted.into_context(300, tokenizer());
-    assert!(context.sources.iter().all(|s| s.id.starts_with('h')), "{:?}", context.sources);
+    assert!(
+        context.sources.iter().all(|s| s.id.starts_with('h')),
+        "{:?}",
+        context.sources
+    );
     assert!(context.truncated);
 }
 
 #[test]
 fn without_high_relevance_items_no_early_termination() {
-    let candidates: Vec<Candidate> =
-        (0..30).map(|i| candidate(&format!("m{i}"), Layer::Session, 0.6, &prose(i, 2))).collect();
-    let fitted = fit(candidates, &[], &params(300), tokenizer());
+    let candidates: Vec<Candidate> = (0..30)
+        .map(|i| candidate(&format!("m{i}"), Layer::Session, 0.6, &prose(i, 2)))
+        .collect();
+    let fitted = fit(candidates, &[], &[], &params(300), tokenizer());
     assert!(!fitted.terminated_early);
 }
 
 #[test]
 fn nothing_relevant_gives_an_empty_context() {
-    let context = run(vec![candidate("c", Layer::Company, 0.05, "Boilerplate.")], &[], 100);
+    let context = run(
+        vec![candidate("c", Layer::Company, 0.05, "Boilerplate.")],
+        &[],
+        100,
+    );
     assert_eq!(context, AssembledContext::empty(100));
 }
 
 #[test]
 fn an_item_larger_than_the_budget_is_left_out_not_cut() {
-    let context = run(vec![candidate("big", Layer::Project, 0.9, &prose(1, 60))], &[], 100);
+    let context = run(
+        vec![candidate("big", Layer::Project, 0.9, &prose(1, 60))],
+        &[],
+        100,
+    );
     assert!(context.sources.is_empty());
     assert!(context.truncated);
 }
 
-const LAYERS: [Layer; 5] = [Layer::Session, Layer::Project, Layer::Team, Layer::Org, Layer::Company];
+const LAYERS: [Layer; 5] = [
+    Layer::Session,
+    Layer::Project,
+    Layer::Team,
+    Layer::Org,
+    Layer::Company,
+];
 
 fn corpus() -> impl Strategy<Value = (Vec<Candidate>, Vec<SummaryOption>)> {
-    let item = (0usize..5, 0.0f32..1.0, 0usize..400, 1usize..12, 0i64..2000, any::<bool>());
-    (prop::collection::vec(item, 0..60), prop::collection::vec((0usize..5, 1usize..40), 0..8))
+    let item = (
+        0usize..5,
+        0.0f32..1.0,
+        0usize..400,
+        1usize..12,
+        0i64..2000,
+        any::<bool>(),
+    );
+    (
+        prop::collection::vec(item, 0..60),
+        prop::collection::vec((0usize..5, 1usize..40), 0..8),
+    )
         .prop_map(|(items, summaries)| {
             let mut candidates = Vec::new();
             for (index, (layer, score, topic, sentences, age_hours, copy)) in

@@ -41,7 +41,9 @@ impl ExtractiveSummarizer {
     /// The three depths, each within its budget.
     pub fn summarize_now(&self, input: &SummaryInput<'_>) -> DepthTexts {
         let candidates = Candidates::build(input.docs, self.tokenizer);
-        input.budgets.map(|budget| candidates.select(budget, self.tokenizer))
+        input
+            .budgets
+            .map(|budget| candidates.select(budget, self.tokenizer))
     }
 }
 
@@ -105,8 +107,10 @@ impl<'a> Candidates<'a> {
                 document_frequency[*id as usize] += 1;
             }
         }
-        let idf: Vec<f32> =
-            document_frequency.iter().map(|df| ((total + 1.0) / (*df as f32 + 1.0)).ln() + 1.0).collect();
+        let idf: Vec<f32> = document_frequency
+            .iter()
+            .map(|df| ((total + 1.0) / (*df as f32 + 1.0)).ln() + 1.0)
+            .collect();
 
         let mut centroid = vec![0.0f32; vocabulary.len()];
         let mut sentences: Vec<Sentence<'a>> = raw
@@ -123,14 +127,27 @@ impl<'a> Candidates<'a> {
                 }
                 // Fragments of one or two terms rarely stand alone in a summary.
                 let brevity = if vector.len() < 3 { 0.5 } else { 1.0 };
-                Sentence { text, tokens: tokenizer.count(text), vector, score: boost * brevity }
+                Sentence {
+                    text,
+                    tokens: tokenizer.count(text),
+                    vector,
+                    score: boost * brevity,
+                }
             })
             .collect();
 
-        let norm = centroid.iter().map(|w| w * w).sum::<f32>().sqrt().max(f32::MIN_POSITIVE);
+        let norm = centroid
+            .iter()
+            .map(|w| w * w)
+            .sum::<f32>()
+            .sqrt()
+            .max(f32::MIN_POSITIVE);
         for sentence in &mut sentences {
-            let centrality: f32 =
-                sentence.vector.iter().map(|(id, w)| w * centroid[*id as usize] / norm).sum();
+            let centrality: f32 = sentence
+                .vector
+                .iter()
+                .map(|(id, w)| w * centroid[*id as usize] / norm)
+                .sum();
             sentence.score *= centrality;
         }
         let best = sentences.iter().map(|s| s.score).fold(0.0f32, f32::max);
@@ -188,8 +205,11 @@ impl<'a> Candidates<'a> {
                 .unwrap_or_default();
         }
         loop {
-            let summary =
-                chosen.iter().map(|i| self.sentences[*i].text).collect::<Vec<_>>().join(" ");
+            let summary = chosen
+                .iter()
+                .map(|i| self.sentences[*i].text)
+                .collect::<Vec<_>>()
+                .join(" ");
             if tokenizer.count(&summary) <= budget || chosen.len() == 1 {
                 return tokenizer.truncate(&summary, budget);
             }
@@ -231,9 +251,19 @@ mod tests {
 
     fn summarize(texts: &[&str], budgets: [usize; 3]) -> DepthTexts {
         let tokenizer = Tokenizer::get().expect("bpe");
-        let docs: Vec<SourceDoc<'_>> =
-            texts.iter().map(|text| SourceDoc { text, updated_at: 0 }).collect();
-        let input = SummaryInput { layer: Layer::Project, scope_id: "p", docs: &docs, budgets };
+        let docs: Vec<SourceDoc<'_>> = texts
+            .iter()
+            .map(|text| SourceDoc {
+                text,
+                updated_at: 0,
+            })
+            .collect();
+        let input = SummaryInput {
+            layer: Layer::Project,
+            scope_id: "p",
+            docs: &docs,
+            budgets,
+        };
         ExtractiveSummarizer::new(tokenizer).summarize_now(&input)
     }
 
@@ -262,7 +292,9 @@ mod tests {
         assert!(sentence.to_lowercase().contains("cargo"), "{sentence}");
         assert!(!sentence.contains("Lunch"), "{sentence}");
         let lunch = detailed.find("Lunch").unwrap_or(detailed.len());
-        let cargo = detailed.find("cargo").expect("cargo is in the detailed summary");
+        let cargo = detailed
+            .find("cargo")
+            .expect("cargo is in the detailed summary");
         assert!(cargo < lunch, "{detailed}");
     }
 
@@ -275,7 +307,11 @@ mod tests {
             "Backups run nightly at 02:00 UTC.",
         ];
         let [_, paragraph, _] = summarize(&repeated, [50, 30, 500]);
-        assert_eq!(paragraph.matches("staging cluster").count(), 1, "{paragraph}");
+        assert_eq!(
+            paragraph.matches("staging cluster").count(),
+            1,
+            "{paragraph}"
+        );
         assert!(paragraph.contains("Backups"), "{paragraph}");
     }
 
@@ -290,12 +326,18 @@ mod tests {
 
     #[test]
     fn empty_input_gives_empty_summaries() {
-        assert_eq!(summarize(&[], [50, 200, 500]), [String::new(), String::new(), String::new()]);
+        assert_eq!(
+            summarize(&[], [50, 200, 500]),
+            [String::new(), String::new(), String::new()]
+        );
         assert_eq!(summarize(&["...", "  "], [50, 200, 500])[0], "");
     }
 
     #[test]
     fn output_is_deterministic() {
-        assert_eq!(summarize(CORPUS, [50, 200, 500]), summarize(CORPUS, [50, 200, 500]));
+        assert_eq!(
+            summarize(CORPUS, [50, 200, 500]),
+            summarize(CORPUS, [50, 200, 500])
+        );
     }
 }

@@ -63,12 +63,19 @@ pub struct SummaryGenerator {
 impl SummaryGenerator {
     /// The deterministic extractive path only.
     pub fn extractive(tokenizer: Tokenizer) -> Self {
-        SummaryGenerator { primary: None, extractive: ExtractiveSummarizer::new(tokenizer), tokenizer }
+        SummaryGenerator {
+            primary: None,
+            extractive: ExtractiveSummarizer::new(tokenizer),
+            tokenizer,
+        }
     }
 
     /// `primary` first, the extractive path behind it.
     pub fn with_primary(primary: Arc<dyn Summarizer>, tokenizer: Tokenizer) -> Self {
-        SummaryGenerator { primary: Some(primary), ..Self::extractive(tokenizer) }
+        SummaryGenerator {
+            primary: Some(primary),
+            ..Self::extractive(tokenizer)
+        }
     }
 
     pub async fn generate(&self, input: &SummaryInput<'_>) -> Generated {
@@ -76,9 +83,16 @@ impl SummaryGenerator {
             match primary.summarize(input).await {
                 Ok(texts) => {
                     let token_counts = texts.each_ref().map(|text| self.tokenizer.count(text));
-                    if token_counts.iter().zip(input.budgets).all(|(count, budget)| *count <= budget)
+                    if token_counts
+                        .iter()
+                        .zip(input.budgets)
+                        .all(|(count, budget)| *count <= budget)
                     {
-                        return Generated { texts, token_counts, generator: primary.id().to_owned() };
+                        return Generated {
+                            texts,
+                            token_counts,
+                            generator: primary.id().to_owned(),
+                        };
                     }
                     tracing::warn!(
                         summarizer = primary.id(),
@@ -106,6 +120,77 @@ impl SummaryGenerator {
             }
         }
         let token_counts = texts.each_ref().map(|text| self.tokenizer.count(text));
-        Generated { texts, token_counts, generator: self.extractive.id().to_owned() }
+        Generated {
+            texts,
+            token_counts,
+            generator: self.extractive.id().to_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Stands in for an LLM provider: answers with fixed texts, or fails.
+    struct Scripted(Option<DepthTexts>);
+
+    #[async_trait::async_trait]
+    impl Summarizer for Scripted {
+        fn id(&self) -> &str {
+            "scripted"
+        }
+
+        async fn summarize(&self, _input: &SummaryInput<'_>) -> anyhow::Result<DepthTexts> {
+            self.0
+                .clone()
+                .ok_or_else(|| anyhow::anyhow!("provider unavailable"))
+        }
+    }
+
+    async fn run(primary: Option<DepthTexts>) -> Generated {
+        let tokenizer = Tokenizer::get().expect("bpe");
+        let docs = [SourceDoc {
+            text: "Deploys happen on Tuesdays. Rollbacks need approval.",
+            updated_at: 0,
+        }];
+        let input = SummaryInput {
+            layer: Layer::Team,
+            scope_id: "core",
+            docs: &docs,
+            budgets: [10, 20, 40],
+        };
+        SummaryGenerator::with_primary(Arc::new(Scripted(primary)), tokenizer)
+            .generate(&input)
+            .await
+    }
+
+    #[tokio::test]
+    async fn a_working_primary_is_used() {
+        let texts = ["a".to_owned(), "b c".to_owned(), "d e f".to_owned()];
+        let generated = run(Some(texts.clone())).await;
+        assert_eq!(generated.generator, "scripted");
+        assert_eq!(generated.texts, texts);
+    }
+
+    #[tokio::test]
+    async fn a_failing_primary_falls_back_to_the_extractive_path() {
+        let generated = run(None).await;
+        assert_eq!(generated.generator, ExtractiveSummarizer::ID);
+        assert!(generated.texts[2].contains("Deploys"));
+    }
+
+    #[tokio::test]
+    async fn a_primary_over_budget_falls_back_to_the_extractive_path() {
+        let long = "word ".repeat(100);
+        let generated = run(Some([String::new(), long, String::new()])).await;
+        assert_eq!(generated.generator, ExtractiveSummarizer::ID);
+        assert!(
+            generated
+                .token_counts
+                .iter()
+                .zip([10, 20, 40])
+                .all(|(count, budget)| *count <= budget)
+        );
     }
 }

@@ -1,0 +1,208 @@
+//! [`ContextArchitect`]: the service behind `context_assemble`, `summary_get` and
+//! `summary_refresh`, over a [`MemoryService`].
+//!
+//! It owns the summary store, the result cache and one background task. The task listens to
+//! [`MemoryService::subscribe`]: it counts writes per scope and regenerates a scope's summaries
+//! after `after_changes` writes, or `interval_secs` after its first unsummarised write,
+//! whichever comes first. The result cache does not depend on that task for correctness: every
+//! assembly first drains its own change subscription, so a write that returned before an
+//! assembly started is never answered from a stale cache entry.
+
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+
+use aeterna_memory::{Identity, Layer, MemoryChange, MemoryError, MemoryService, Scope};
+use lru::LruCache;
+use parking_lot::Mutex;
+use tokio::sync::broadcast::error::TryRecvError;
+use tokio::sync::{Semaphore, broadcast, mpsc};
+
+use crate::cache::ResultCache;
+use crate::config::ContextConfig;
+use crate::error::{ContextError, Result};
+use crate::metrics::ContextMetrics;
+use crate::store::SummaryStore;
+use crate::summarize::{Summarizer, SummaryGenerator};
+use crate::tokens::Tokenizer;
+
+/// Token counts of rendered memories, keyed by content hash, kept at most.
+const TOKEN_COUNT_CACHE: usize = 200_000;
+/// Scope refreshes running at once in the background.
+const BACKGROUND_REFRESHES: usize = 2;
+/// Queued requests for missing summaries, at most; more are dropped and asked for again later.
+const REFRESH_QUEUE: usize = 256;
+/// Stripes of the per-scope refresh lock.
+const REFRESH_STRIPES: usize = 32;
+
+pub struct ContextArchitect {
+    pub(crate) memory: Arc<MemoryService>,
+    pub(crate) config: ContextConfig,
+    pub(crate) tokenizer: Tokenizer,
+    pub(crate) store: SummaryStore,
+    pub(crate) generator: SummaryGenerator,
+    pub(crate) results: ResultCache,
+    pub(crate) metrics: ContextMetrics,
+    /// Tokens of `render::item(content)` by content hash.
+    pub(crate) token_counts: Mutex<LruCache<String, usize>>,
+    /// The result cache's own change subscription, drained before every lookup.
+    cache_changes: Mutex<broadcast::Receiver<MemoryChange>>,
+    /// Two refreshes of one scope never run at once (they would both regenerate).
+    pub(crate) refresh_locks: Vec<tokio::sync::Mutex<()>>,
+    pub(crate) refresh_requests: mpsc::Sender<(String, Scope)>,
+    pub(crate) background_refreshes: Arc<Semaphore>,
+    background: Mutex<Option<tokio::task::AbortHandle>>,
+}
+
+impl ContextArchitect {
+    /// Starts the Context Architect over `memory`, with the deterministic summarizer.
+    pub async fn start(memory: Arc<MemoryService>, config: ContextConfig) -> Result<Arc<Self>> {
+        Self::start_with(memory, config, None).await
+    }
+
+    /// As [`start`](Self::start), with `summarizer` (an LLM provider) tried before the
+    /// deterministic path.
+    pub async fn start_with(
+        memory: Arc<MemoryService>,
+        config: ContextConfig,
+        summarizer: Option<Arc<dyn Summarizer>>,
+    ) -> Result<Arc<Self>> {
+        config.validate().map_err(ContextError::invalid)?;
+        let tokenizer = Tokenizer::get()?;
+        let db = memory.sqlite().cloned().ok_or_else(|| {
+            ContextError::invalid(
+                "the Context Architect stores summaries in the embedded SQLite database, and \
+                 this memory service has none; use the embedded storage profile",
+            )
+        })?;
+        let generator = match summarizer {
+            Some(primary) => SummaryGenerator::with_primary(primary, tokenizer),
+            None => SummaryGenerator::extractive(tokenizer),
+        };
+        let (refresh_requests, requests) = mpsc::channel(REFRESH_QUEUE);
+        let architect = Arc::new(ContextArchitect {
+            store: SummaryStore::new(db, config.summaries.hot_capacity, tokenizer),
+            results: ResultCache::new(
+                config.cache.capacity,
+                std::time::Duration::from_secs(config.cache.ttl_secs),
+            ),
+            cache_changes: Mutex::new(memory.subscribe()),
+            token_counts: Mutex::new(LruCache::new(
+                NonZeroUsize::new(TOKEN_COUNT_CACHE).unwrap_or(NonZeroUsize::MIN),
+            )),
+            refresh_locks: (0..REFRESH_STRIPES)
+                .map(|_| tokio::sync::Mutex::new(()))
+                .collect(),
+            refresh_requests,
+            background_refreshes: Arc::new(Semaphore::new(BACKGROUND_REFRESHES)),
+            background: Mutex::new(None),
+            metrics: ContextMetrics::new(),
+            generator,
+            tokenizer,
+            config,
+            memory,
+        });
+        let task = tokio::spawn(crate::triggers::run(
+            Arc::downgrade(&architect),
+            architect.memory.subscribe(),
+            requests,
+        ));
+        *architect.background.lock() = Some(task.abort_handle());
+        Ok(architect)
+    }
+
+    pub fn config(&self) -> &ContextConfig {
+        &self.config
+    }
+
+    pub fn metrics(&self) -> &ContextMetrics {
+        &self.metrics
+    }
+
+    pub fn memory(&self) -> &Arc<MemoryService> {
+        &self.memory
+    }
+
+    /// Applies every write notified so far to the result cache.
+    pub(crate) fn sync_cache(&self) {
+        let mut changes = self.cache_changes.lock();
+        loop {
+            match changes.try_recv() {
+                Ok(change) => self.results.invalidate(&change.tenant_id, &change.scope),
+                Err(TryRecvError::Lagged(missed)) => {
+                    tracing::warn!(
+                        missed,
+                        "context cache missed change notifications; clearing it"
+                    );
+                    self.results.clear();
+                }
+                Err(TryRecvError::Empty | TryRecvError::Closed) => return,
+            }
+        }
+    }
+
+    /// The scopes of `layers` (all visible layers when `None`) for `who`, narrowest first.
+    pub(crate) fn scopes(&self, who: &Identity, layers: Option<&[Layer]>) -> Result<Vec<Scope>> {
+        require_tenant(who)?;
+        let Some(layers) = layers else {
+            return Ok(who.visible_scopes());
+        };
+        let mut layers = layers.to_vec();
+        layers.sort_unstable();
+        layers.dedup();
+        layers
+            .into_iter()
+            .map(|layer| match who.scope(layer) {
+                Some(id) => Ok(Scope::new(layer, id)),
+                None => Err(MemoryError::MissingScope {
+                    layer,
+                    field: layer.scope_field(),
+                }
+                .into()),
+            })
+            .collect()
+    }
+
+    /// Tokens of a memory rendered as a list item, cached by content hash.
+    pub(crate) fn item_tokens(&self, content_hash: &str, content: &str) -> usize {
+        if let Some(count) = self.token_counts.lock().get(content_hash) {
+            return *count;
+        }
+        let count = self.tokenizer.count(&crate::render::item(content));
+        self.token_counts.lock().put(content_hash.to_owned(), count);
+        count
+    }
+}
+
+impl Drop for ContextArchitect {
+    fn drop(&mut self) {
+        if let Some(task) = self.background.lock().take() {
+            task.abort();
+        }
+    }
+}
+
+pub(crate) fn require_tenant(who: &Identity) -> Result<&str> {
+    if who.tenant_id.trim().is_empty() {
+        return Err(ContextError::invalid(
+            "the caller has no tenant; authenticate with a token that maps to one",
+        ));
+    }
+    Ok(&who.tenant_id)
+}
+
+/// The identity that owns `scope` in `tenant_id`, for work done on a scope's behalf (a
+/// background refresh).
+pub(crate) fn identity_for(tenant_id: &str, scope: &Scope) -> Identity {
+    let mut who = Identity::new(tenant_id);
+    let id = Some(scope.scope_id.clone());
+    match scope.layer {
+        Layer::Agent => who.agent_id = id,
+        Layer::User => who.user_id = id,
+        Layer::Session => who.session_id = id,
+        Layer::Project => who.project_id = id,
+        Layer::Team => who.team_id = id,
+        Layer::Org => who.org_id = id,
+        Layer::Company => {}
+    }
+    who
+}
