@@ -140,11 +140,11 @@ pub trait Extension {
 /// Use it once, in the crate built as the `cdylib`:
 ///
 /// ```
-/// # use aeterna_extension_sdk::{Extension, Registration};
+/// # use aeterna_extension_sdk::{Extension, Hook, Registration};
 /// struct Noop;
 /// impl Extension for Noop {
 ///     fn register() -> Registration {
-///         Registration::new("noop", "0.1.0")
+///         Registration::new("noop", "0.1.0").with_hook(Hook::PlainText)
 ///     }
 /// }
 /// aeterna_extension_sdk::export_extension!(Noop);

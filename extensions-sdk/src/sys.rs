@@ -60,22 +60,22 @@ mod imp {
     use crate::testing::with_active;
 
     pub fn state_get(key: &str) -> Option<Vec<u8>> {
-        with_active("state::get", |host| host.state.get(key))
+        with_active("state::get", |host| host.state().get(key))
     }
     pub fn state_set(key: &str, value: &[u8]) -> Result<(), SetRefused> {
-        with_active("state::set", |host| host.state.set(key, value))
+        with_active("state::set", |host| host.state().set(key, value))
     }
     pub fn state_delete(key: &str) -> bool {
-        with_active("state::delete", |host| host.state.delete(key))
+        with_active("state::delete", |host| host.state().delete(key))
     }
     pub fn state_keys() -> Vec<String> {
-        with_active("state::keys", |host| host.state.keys())
+        with_active("state::keys", |host| host.state().keys())
     }
     pub fn state_clear() {
-        with_active("state::clear", |host| host.state.clear())
+        with_active("state::clear", |host| host.state().clear())
     }
     pub fn state_usage() -> QuotaUsage {
-        with_active("state::usage", |host| host.state.usage())
+        with_active("state::usage", |host| host.state().usage())
     }
     pub fn session() -> SessionInfo {
         with_active("host::session", |host| host.session.clone())

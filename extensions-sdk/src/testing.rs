@@ -10,7 +10,9 @@
 //!   the quota, `invalid-key` for empty keys or keys over 1 KiB;
 //! * the hook helpers ([`TestHost::plain_text`] and friends) call [`Extension::register`] first
 //!   and refuse to call a hook the registration does not declare, as the host would never call
-//!   it.
+//!   it;
+//! * [`TestHost::register`] runs as the host's load does: config is available, the session is
+//!   empty, there are no tools, and touching state fails (the host traps).
 //!
 //! ```
 //! use aeterna_extension_sdk::{state, testing::TestHost, ExtError};
@@ -128,7 +130,7 @@ impl TestHost {
     ///
     /// If called from inside another `call` on the same thread (callbacks do not nest).
     pub fn call<T>(&self, callback: impl FnOnce() -> Result<T, ExtError>) -> Result<T, ExtError> {
-        self.run(callback, Commit::IfOk)
+        self.run(callback, Mode::Callback)
     }
 
     /// Calls [`Extension::register`] as the host does at load time, and checks the registration
@@ -136,11 +138,12 @@ impl TestHost {
     ///
     /// # Panics
     ///
-    /// If the registration would be refused by the host: an invalid id, tags without the `tag`
-    /// hook (or the reverse), or a tool whose input schema is not JSON.
+    /// If the registration would be refused by the host: an invalid id, no hooks, tags without
+    /// the `tag` hook (or the reverse), an invalid tag name, or a tool with an empty name or an
+    /// input schema that is not a JSON Schema.
     pub fn register<E: Extension>(&self) -> Registration {
         let registration = self
-            .run(|| Ok(E::register()), Commit::Never)
+            .run(|| Ok(E::register()), Mode::Register)
             .expect("register cannot fail");
         if let Err(problem) = check_registration(&registration) {
             panic!("the host would refuse this registration: {problem}");
@@ -272,16 +275,31 @@ impl TestHost {
     fn run<T>(
         &self,
         callback: impl FnOnce() -> Result<T, ExtError>,
-        commit: Commit,
+        mode: Mode,
     ) -> Result<T, ExtError> {
         let active = {
             let inner = self.inner.borrow();
-            Active {
-                state: inner.state.clone(),
-                session: inner.session.clone(),
-                tools: inner.tools.clone(),
-                config: inner.config.clone(),
-                logs: Vec::new(),
+            match mode {
+                Mode::Callback => Active {
+                    state: Some(inner.state.clone()),
+                    session: inner.session.clone(),
+                    tools: inner.tools.clone(),
+                    config: inner.config.clone(),
+                    logs: Vec::new(),
+                },
+                // As in the host: register() runs outside any session, without state.
+                Mode::Register => Active {
+                    state: None,
+                    session: SessionInfo {
+                        tenant_id: String::new(),
+                        session_id: String::new(),
+                        user_id: None,
+                        project_id: None,
+                    },
+                    tools: Vec::new(),
+                    config: inner.config.clone(),
+                    logs: Vec::new(),
+                },
             }
         };
         ACTIVE.with(|slot| {
@@ -308,21 +326,24 @@ impl TestHost {
 
         let mut inner = self.inner.borrow_mut();
         inner.logs.extend(active.logs);
-        if result.is_ok() && matches!(commit, Commit::IfOk) {
-            inner.state = active.state;
+        if let (Ok(_), Some(state)) = (&result, active.state) {
+            inner.state = state;
         }
         result
     }
 }
 
-enum Commit {
-    IfOk,
-    Never,
+enum Mode {
+    /// A hook: state available, committed if the callback returns `Ok`.
+    Callback,
+    /// `register()`: no session, no tools, no state.
+    Register,
 }
 
 /// What a running callback sees through the SDK's imports.
 pub(crate) struct Active {
-    pub(crate) state: MemoryState,
+    /// `None` during `register()`.
+    state: Option<MemoryState>,
     pub(crate) session: SessionInfo,
     pub(crate) tools: Vec<ToolDefinition>,
     pub(crate) config: Vec<(String, String)>,
@@ -330,6 +351,13 @@ pub(crate) struct Active {
 }
 
 impl Active {
+    pub(crate) fn state(&mut self) -> &mut MemoryState {
+        self.state.as_mut().expect(
+            "`state` is not available during register(): the host traps (registration must be \
+             side-effect free)",
+        )
+    }
+
     pub(crate) fn log(&mut self, level: LogLevel, message: &str) {
         // Visible with `cargo test -- --nocapture`, like the host's log.
         eprintln!("[extension {level:?}] {message}");
@@ -363,34 +391,75 @@ pub(crate) fn with_active<R>(import: &str, f: impl FnOnce(&mut Active) -> R) -> 
     })
 }
 
-/// Checks a registration the way the host does when it loads a component.
+/// Checks a registration the way the host does when it loads a component (`aeterna-host`'s
+/// loader), so that a registration the host would refuse fails the author's tests first.
 fn check_registration(registration: &Registration) -> Result<(), String> {
     let id = &registration.id;
+    let id_byte = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
     let valid_id = !id.is_empty()
         && id.len() <= 64
-        && id.bytes().enumerate().all(|(i, b)| {
-            b.is_ascii_lowercase() || b.is_ascii_digit() || (i > 0 && b"._-".contains(&b))
-        });
+        && id_byte(id.as_bytes()[0])
+        && id
+            .bytes()
+            .skip(1)
+            .all(|b| id_byte(b) || b"._-".contains(&b));
     if !valid_id {
         return Err(format!(
             "id `{id}` must match [a-z0-9][a-z0-9._-]* and be at most 64 bytes"
+        ));
+    }
+    if registration.hooks.is_empty() {
+        return Err(format!(
+            "`{id}` declares no hooks: an extension must handle at least one"
         ));
     }
     if registration.tags.is_empty() == registration.handles(Hook::Tag) {
         return Err(format!(
             "`{id}` declares tags {:?} and hooks {:?}: tags need the tag hook and the tag hook \
              needs tags (use Registration::with_tag)",
-            registration.tags, registration.hooks
+            registration.tags,
+            registration
+                .hooks
+                .iter()
+                .map(|h| h.as_str())
+                .collect::<Vec<_>>()
+        ));
+    }
+    let tag_byte = |b: u8| b.is_ascii_alphanumeric() || b"_.:-".contains(&b);
+    if let Some(bad) = registration.tags.iter().find(|tag| {
+        tag.is_empty()
+            || tag.len() > 64
+            || !(tag.as_bytes()[0].is_ascii_alphabetic() || tag.as_bytes()[0] == b'_')
+            || !tag.bytes().all(tag_byte)
+    }) {
+        return Err(format!(
+            "`{id}`: tag name {bad:?} must match [A-Za-z_][A-Za-z0-9_.:-]* (at most 64 bytes)"
         ));
     }
     let tools = &registration.tool_config;
     for tool in tools.add.iter().chain(&tools.override_) {
-        if let Err(error) = serde_json::from_str::<serde_json::Value>(&tool.input_schema) {
-            return Err(format!(
-                "`{id}`: the input schema of tool `{}` is not JSON: {error}",
-                tool.name
-            ));
+        if tool.name.is_empty() {
+            return Err(format!("`{id}`: a tool has an empty name"));
         }
+        match serde_json::from_str::<serde_json::Value>(&tool.input_schema) {
+            Ok(serde_json::Value::Object(_) | serde_json::Value::Bool(_)) => {}
+            Ok(_) => {
+                return Err(format!(
+                    "`{id}`: the input schema of tool `{}` must be a JSON Schema (an object or \
+                     a boolean)",
+                    tool.name
+                ));
+            }
+            Err(error) => {
+                return Err(format!(
+                    "`{id}`: the input schema of tool `{}` is not JSON: {error}",
+                    tool.name
+                ));
+            }
+        }
+    }
+    if tools.remove.iter().any(String::is_empty) {
+        return Err(format!("`{id}`: tool-config.remove contains an empty name"));
     }
     Ok(())
 }
@@ -448,7 +517,7 @@ impl MemoryState {
         }
         if key.len() > MAX_KEY_BYTES {
             return Err(SetRefused::InvalidKey(format!(
-                "the key is {} bytes; at most {MAX_KEY_BYTES} are allowed",
+                "the key is {} bytes long; at most {MAX_KEY_BYTES} are allowed",
                 key.len()
             )));
         }

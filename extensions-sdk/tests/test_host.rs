@@ -301,13 +301,13 @@ fn session_tools_and_log_levels_reach_the_extension() {
 #[test]
 #[should_panic(expected = "does not declare the plain-text hook")]
 fn hook_helpers_refuse_undeclared_hooks() {
-    struct Nothing;
-    impl Extension for Nothing {
+    struct OutputOnly;
+    impl Extension for OutputOnly {
         fn register() -> Registration {
-            Registration::new("nothing", "0.1.0")
+            Registration::new("output-only", "0.1.0").with_hook(Hook::LlmOutput)
         }
     }
-    let _ = TestHost::new().plain_text::<Nothing>("x");
+    let _ = TestHost::new().plain_text::<OutputOnly>("x");
 }
 
 #[test]
@@ -322,10 +322,48 @@ fn register_checks_the_id_like_the_host() {
     struct BadId;
     impl Extension for BadId {
         fn register() -> Registration {
-            Registration::new("Bad Id", "0.1.0")
+            Registration::new("Bad Id", "0.1.0").with_hook(Hook::PlainText)
         }
     }
     TestHost::new().register::<BadId>();
+}
+
+#[test]
+#[should_panic(expected = "declares no hooks")]
+fn register_refuses_an_extension_without_hooks() {
+    struct Nothing;
+    impl Extension for Nothing {
+        fn register() -> Registration {
+            Registration::new("nothing", "0.1.0")
+        }
+    }
+    TestHost::new().register::<Nothing>();
+}
+
+#[test]
+#[should_panic(expected = "must be a JSON Schema")]
+fn register_refuses_a_schema_that_is_not_an_object() {
+    struct NumberSchema;
+    impl Extension for NumberSchema {
+        fn register() -> Registration {
+            Registration::new("number-schema", "0.1.0")
+                .with_hook(Hook::PlainText)
+                .with_tool(ToolDefinition::new("t", "d", "42"))
+        }
+    }
+    TestHost::new().register::<NumberSchema>();
+}
+
+#[test]
+#[should_panic(expected = "tag name \"not valid\"")]
+fn register_refuses_invalid_tag_names() {
+    struct BadTag;
+    impl Extension for BadTag {
+        fn register() -> Registration {
+            Registration::new("bad-tag", "0.1.0").with_tag("not valid")
+        }
+    }
+    TestHost::new().register::<BadTag>();
 }
 
 #[test]
@@ -334,11 +372,9 @@ fn register_checks_tool_schemas_are_json() {
     struct BadTool;
     impl Extension for BadTool {
         fn register() -> Registration {
-            Registration::new("bad-tool", "0.1.0").with_tool(ToolDefinition::new(
-                "t",
-                "d",
-                "{not json",
-            ))
+            Registration::new("bad-tool", "0.1.0")
+                .with_hook(Hook::PlainText)
+                .with_tool(ToolDefinition::new("t", "d", "{not json"))
         }
     }
     TestHost::new().register::<BadTool>();
@@ -369,4 +405,37 @@ fn a_panicking_callback_leaves_the_host_usable() {
     assert!(panicked.is_err());
     assert_eq!(host.state("half"), None, "a trap discards the writes");
     assert_eq!(host.plain_text::<PlainOnly>("x").unwrap(), "x#1");
+}
+
+#[test]
+#[should_panic(expected = "not available during register()")]
+fn register_has_no_state_like_the_host() {
+    struct StatefulRegister;
+    impl Extension for StatefulRegister {
+        fn register() -> Registration {
+            let _ = state::get("k");
+            Registration::new("stateful-register", "0.1.0").with_hook(Hook::PlainText)
+        }
+    }
+    TestHost::new().register::<StatefulRegister>();
+}
+
+#[test]
+fn register_sees_config_but_no_session() {
+    struct ConfiguredRegister;
+    impl Extension for ConfiguredRegister {
+        fn register() -> Registration {
+            let mut registration =
+                Registration::new("configured", "0.1.0").with_hook(Hook::PlainText);
+            if let Some(text) = config::get("prompt") {
+                registration = registration.with_prompt_addition(text);
+            }
+            assert_eq!(host::session().tenant_id, "");
+            registration
+        }
+    }
+    let registration = TestHost::new()
+        .with_config("prompt", "be brief")
+        .register::<ConfiguredRegister>();
+    assert_eq!(registration.prompt_additions, ["be brief"]);
 }
