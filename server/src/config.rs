@@ -214,7 +214,7 @@ impl Config {
             }))
             .merge(Serialized::defaults(overrides));
         let mut config: Config = figment.extract().map_err(|error| {
-            let messages: Vec<String> = error.into_iter().map(|e| e.to_string()).collect();
+            let messages: Vec<String> = error.into_iter().map(|e| describe(&e)).collect();
             anyhow::anyhow!("invalid configuration: {}", messages.join("; "))
         })?;
         if config.data_dir.is_none() {
@@ -294,6 +294,29 @@ impl Config {
             hosts.push(ip.to_string());
         }
         hosts
+    }
+}
+
+/// One configuration error: the key in lower case, what is wrong, and where the value came from.
+fn describe(error: &figment::Error) -> String {
+    let key = error.path.join(".").to_ascii_lowercase();
+    let origin = match &error.metadata {
+        Some(metadata) if metadata.name.contains("environment") && !key.is_empty() => {
+            format!(
+                " (from AETERNA_{})",
+                key.replace('.', "__").to_ascii_uppercase()
+            )
+        }
+        Some(metadata) => match &metadata.source {
+            Some(source) => format!(" (in {source})"),
+            None => format!(" (from {})", metadata.name),
+        },
+        None => String::new(),
+    };
+    if key.is_empty() {
+        format!("{}{origin}", error.kind)
+    } else {
+        format!("`{key}`: {}{origin}", error.kind)
     }
 }
 

@@ -29,7 +29,10 @@ pub enum Command {
 /// Parses the command line and runs the chosen subcommand.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("aeterna: cannot start the async runtime: {error}");

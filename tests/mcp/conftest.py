@@ -1,0 +1,156 @@
+"""Shared fixtures: the real `aeterna` binary, started as `aeterna serve` on an ephemeral
+port or as `aeterna mcp` on stdio, each with its own temporary data directory."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+ROOT = Path(__file__).resolve().parents[2]
+ALPHA_TOKEN = "alpha-token-0123456789"
+BETA_TOKEN = "beta-token-0123456789"
+
+TWO_TENANTS = f"""
+[[auth.tokens]]
+token = "{ALPHA_TOKEN}"
+tenant = "alpha"
+defaults = {{ user_id = "ann", project_id = "p1" }}
+
+[[auth.tokens]]
+token = "{BETA_TOKEN}"
+tenant = "beta"
+defaults = {{ user_id = "ann", project_id = "p1" }}
+"""
+
+
+def aeterna_bin() -> str:
+    path = os.environ.get("AETERNA_BIN") or str(ROOT / "target" / "debug" / "aeterna")
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"aeterna binary not found at {path}: build it or set AETERNA_BIN")
+    return path
+
+
+def clean_env() -> dict[str, str]:
+    """The environment without AETERNA_* settings that would change the server under test."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AETERNA_")}
+    env["RUST_LOG"] = "info"
+    return env
+
+
+class ServeProcess:
+    """`aeterna serve --listen 127.0.0.1:0`; the bound URL is read from its first stdout line."""
+
+    def __init__(self, data_dir: Path, config: str | None = None, extra_env: dict[str, str] | None = None):
+        self.data_dir = data_dir
+        args = [aeterna_bin(), "serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir)]
+        if config is not None:
+            config_path = data_dir.parent / f"{data_dir.name}.toml"
+            config_path.write_text(config)
+            args += ["--config", str(config_path)]
+        env = clean_env() | (extra_env or {})
+        self.process = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        )
+        self.stderr_lines: list[str] = []
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        match = re.search(r"(http://\S+)/mcp", line)
+        if not match:
+            self.process.kill()
+            self._stderr_reader.join(timeout=5)
+            raise AssertionError(f"no listen address on stdout: {line!r}\n{self.stderr}")
+        self.base = match.group(1)
+        self.url = f"{self.base}/mcp"
+
+    def _read_stderr(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.stderr_lines.append(line)
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.stderr_lines)
+
+    def terminate(self, timeout: float = 20.0) -> int:
+        """SIGTERM, then wait for a graceful exit; returns the exit code."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        code = self.process.wait(timeout=timeout)
+        self._stderr_reader.join(timeout=5)
+        return code
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator:
+    """Starts servers on demand; any still running at the end are stopped."""
+    started: list[ServeProcess] = []
+
+    def start(config: str | None = None, data_dir: Path | None = None, **kwargs) -> ServeProcess:
+        server = ServeProcess(data_dir or tmp_path / f"data{len(started)}", config, **kwargs)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.kill()
+
+
+def http_client(server: ServeProcess, token: str | None = None, mode: str = "auto") -> Client:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    import httpx2  # the transport library of the MCP SDK
+
+    transport = streamable_http_client(server.url, http_client=httpx2.AsyncClient(headers=headers, timeout=30))
+    return Client(transport, mode=mode)
+
+
+def stdio_client(data_dir: Path, *extra_args: str) -> Client:
+    params = StdioServerParameters(
+        command=aeterna_bin(),
+        args=["mcp", "--data-dir", str(data_dir), *extra_args],
+        env=clean_env(),
+    )
+    return Client(params)
+
+
+async def call_ok(client: Client, tool: str, arguments: dict) -> dict:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, f"{tool} failed: {text(result)}"
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+async def call_err(client: Client, tool: str, arguments: dict) -> str:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error, f"{tool} should have failed: {result}"
+    return text(result)
+
+
+def text(result) -> str:
+    return "\n".join(block.text for block in result.content if getattr(block, "type", None) == "text")
+
+
+def raw_post(server: ServeProcess, body: bytes | str, token: str | None = None, **headers: str) -> httpx.Response:
+    """A raw HTTP POST to /mcp, for malformed requests no client would send."""
+    all_headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    if token:
+        all_headers["Authorization"] = f"Bearer {token}"
+    all_headers.update(headers)
+    return httpx.post(server.url, content=body, headers=all_headers, timeout=30)
