@@ -8,6 +8,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use aeterna_context::ContextConfig;
 use aeterna_memory::MemoryConfig;
 use anyhow::{Context, bail};
 use figment::Figment;
@@ -15,7 +16,7 @@ use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
 /// The top-level keys of [`Config`]; environment variables outside them are not ours.
-const SECTIONS: [&str; 8] = [
+const SECTIONS: [&str; 9] = [
     "listen",
     "data_dir",
     "log_format",
@@ -24,6 +25,7 @@ const SECTIONS: [&str; 8] = [
     "auth",
     "memory",
     "embedder",
+    "context",
 ];
 
 /// Everything `aeterna serve` and `aeterna mcp` can be told.
@@ -43,6 +45,8 @@ pub struct Config {
     pub auth: AuthConfig,
     pub memory: MemoryConfig,
     pub embedder: EmbedderConfig,
+    /// The Context Architect: budgets, relevance, cache and summary triggers.
+    pub context: ContextConfig,
 }
 
 impl Default for Config {
@@ -56,6 +60,7 @@ impl Default for Config {
             auth: AuthConfig::default(),
             memory: MemoryConfig::default(),
             embedder: EmbedderConfig::default(),
+            context: ContextConfig::default(),
         }
     }
 }
@@ -255,6 +260,9 @@ impl Config {
         }
         if self.memory.max_page_size == 0 {
             bail!("invalid configuration: memory.max_page_size must be at least 1");
+        }
+        if let Err(error) = self.context.validate() {
+            bail!("invalid configuration: {error}");
         }
         Ok(())
     }

@@ -129,6 +129,11 @@ impl Metrics {
         }
     }
 
+    /// The registry, for agents that bring their own metrics (registered before the `Arc`).
+    pub fn registry_mut(&mut self) -> &mut Registry {
+        &mut self.registry
+    }
+
     /// Counts one finished call of `operation`.
     pub fn record_call(&self, operation: &str, outcome: Outcome, elapsed: Duration) {
         self.calls

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use aeterna_context::ContextArchitect;
 use aeterna_memory::MemoryService;
 use anyhow::Context;
 
@@ -17,6 +18,7 @@ pub struct AppState {
     pub memory: Arc<MemoryService>,
     pub auth: Arc<Authenticator>,
     pub metrics: Arc<Metrics>,
+    pub context: Arc<ContextArchitect>,
 }
 
 impl AppState {
@@ -29,17 +31,23 @@ impl AppState {
         let memory = MemoryService::open_embedded(&data_dir, config.memory.clone(), embedder)
             .await
             .with_context(|| format!("cannot open the memory stores in {}", data_dir.display()))?;
-        Ok(Self::new(config, Arc::new(memory)))
+        Self::new(config, Arc::new(memory))
     }
 
-    /// Wraps an already opened memory service.
-    pub fn new(config: Config, memory: Arc<MemoryService>) -> Self {
+    /// Wraps an already opened memory service and starts the agents over it (inside a Tokio
+    /// runtime: agents run background tasks).
+    pub fn new(config: Config, memory: Arc<MemoryService>) -> anyhow::Result<Self> {
         let auth = Arc::new(Authenticator::from_config(&config.auth));
-        AppState {
+        let mut metrics = Metrics::new();
+        let context = ContextArchitect::start(memory.clone(), config.context.clone())
+            .context("cannot start the Context Architect")?;
+        context.metrics().register(metrics.registry_mut());
+        Ok(AppState {
             config: Arc::new(config),
             memory,
             auth,
-            metrics: Arc::new(Metrics::new()),
-        }
+            metrics: Arc::new(metrics),
+            context,
+        })
     }
 }

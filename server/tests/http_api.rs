@@ -38,12 +38,15 @@ async fn tools_are_listed_with_schemas_and_annotations() {
     assert_eq!(
         names,
         [
+            "context_assemble",
             "memory_add",
             "memory_delete",
             "memory_get",
             "memory_list",
             "memory_search",
-            "memory_update"
+            "memory_update",
+            "summary_get",
+            "summary_refresh"
         ]
     );
     let add = &tools["memory_add"];

@@ -54,19 +54,23 @@ pub struct ContextArchitect {
 }
 
 impl ContextArchitect {
-    /// Starts the Context Architect over `memory`, with the deterministic summarizer.
-    pub async fn start(memory: Arc<MemoryService>, config: ContextConfig) -> Result<Arc<Self>> {
-        Self::start_with(memory, config, None).await
+    /// Starts the Context Architect over `memory`, with the deterministic summarizer. Must be
+    /// called inside a Tokio runtime, which runs its background task.
+    pub fn start(memory: Arc<MemoryService>, config: ContextConfig) -> Result<Arc<Self>> {
+        Self::start_with(memory, config, None)
     }
 
     /// As [`start`](Self::start), with `summarizer` (an LLM provider) tried before the
     /// deterministic path.
-    pub async fn start_with(
+    pub fn start_with(
         memory: Arc<MemoryService>,
         config: ContextConfig,
         summarizer: Option<Arc<dyn Summarizer>>,
     ) -> Result<Arc<Self>> {
         config.validate().map_err(ContextError::invalid)?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
+            ContextError::invalid("the Context Architect must be started inside a Tokio runtime")
+        })?;
         let tokenizer = Tokenizer::get()?;
         let db = memory.sqlite().cloned().ok_or_else(|| {
             ContextError::invalid(
@@ -101,7 +105,7 @@ impl ContextArchitect {
             config,
             memory,
         });
-        let task = tokio::spawn(crate::triggers::run(
+        let task = runtime.spawn(crate::triggers::run(
             Arc::downgrade(&architect),
             architect.memory.subscribe(),
             requests,

@@ -7,6 +7,7 @@
 //! errors that name the tool. Tools themselves stay a few lines: parse, call `crate::domain`,
 //! shape the result with [`respond`].
 
+mod context;
 mod memory;
 
 use std::sync::Arc;
@@ -39,6 +40,9 @@ before starting work and when stuck.
 - memory_get reads one memory by id; memory_list pages through memories, newest first \
 (metadata_only=true for a cheap overview).
 - memory_update changes content, tags or metadata; memory_delete removes a memory for good.
+- context_assemble gives the most relevant memories of every layer, deduplicated and within a \
+token budget, as Markdown: call it at the start of a task. summary_get reads a layer's summary \
+(sentence, paragraph or detailed); summary_refresh regenerates summaries now.
 Errors say which argument to fix.";
 
 /// The MCP handler. One instance per HTTP session or stdio connection; cheap to create.
@@ -53,7 +57,7 @@ pub struct AeternaMcp {
 impl AeternaMcp {
     /// Every tool the server offers. Agent modules add their routers here.
     pub fn tool_router() -> ToolRouter<Self> {
-        Self::memory_router()
+        Self::memory_router() + Self::context_router()
     }
 
     /// A handler for HTTP sessions: the caller comes from the request (see

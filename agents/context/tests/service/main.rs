@@ -28,9 +28,7 @@ pub async fn open(path: &Path, config: ContextConfig) -> Arc<ContextArchitect> {
     )
     .await
     .expect("open memory");
-    ContextArchitect::start(Arc::new(memory), config)
-        .await
-        .expect("start context architect")
+    ContextArchitect::start(Arc::new(memory), config).expect("start context architect")
 }
 
 /// A caller with a scope in every layer.
