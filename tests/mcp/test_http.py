@@ -10,7 +10,17 @@ from conftest import ALPHA_TOKEN, BETA_TOKEN, TWO_TENANTS, call_err, call_ok, ht
 
 pytestmark = pytest.mark.anyio
 
-TOOLS = ["memory_add", "memory_delete", "memory_get", "memory_list", "memory_search", "memory_update"]
+TOOLS = [
+    "context_assemble",
+    "memory_add",
+    "memory_delete",
+    "memory_get",
+    "memory_list",
+    "memory_search",
+    "memory_update",
+    "summary_get",
+    "summary_refresh",
+]
 
 
 # "auto" negotiates the stateless 2026-07-28 protocol; "legacy" the initialize handshake.
@@ -162,3 +172,19 @@ async def test_rest_api_and_operations_endpoints(serve):
     assert 'aeterna_calls_total{operation="rest_ingest_context",outcome="ok"} 1' in metrics
     assert "aeterna_memory_records 1" in metrics
     assert server.terminate() == 0
+
+
+async def test_json_logs_carry_a_span_per_tool_call(serve):
+    import json
+
+    server = serve(extra_env={"AETERNA_LOG_FORMAT": "json", "RUST_LOG": "aeterna_server=debug,info"})
+    async with http_client(server) as client:
+        await call_ok(client, "memory_list", {})
+    assert server.terminate() == 0
+    records = [json.loads(line) for line in server.stderr_lines if line.strip()]
+    finished = [r for r in records if r.get("fields", {}).get("message") == "tool call finished"]
+    assert finished, server.stderr
+    span = finished[0]["span"]
+    assert span["name"] == "tool_call"
+    assert span["tool"] == "memory_list"
+    assert span["tenant"] == "default"
