@@ -13,7 +13,17 @@ async def test_stdio_lists_tools_and_runs_add_search_get_delete(tmp_path):
     async with stdio_client(tmp_path / "data") as client:
         assert client.server_info is not None and client.server_info.name == "aeterna"
         names = sorted(tool.name for tool in (await client.list_tools()).tools)
-        assert names == ["memory_add", "memory_delete", "memory_get", "memory_list", "memory_search", "memory_update"]
+        assert names == [
+            "context_assemble",
+            "memory_add",
+            "memory_delete",
+            "memory_get",
+            "memory_list",
+            "memory_search",
+            "memory_update",
+            "summary_get",
+            "summary_refresh",
+        ]
         added = await call_ok(
             client, "memory_add", {"content": "cargo clippy runs with -D warnings in CI", "layer": "company"}
         )
