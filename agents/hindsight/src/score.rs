@@ -54,19 +54,61 @@ pub struct ScoreBreakdown {
     pub context: Option<f32>,
 }
 
+/// A signature with the sets scoring needs, computed once (the index keeps one per entry).
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub shingles: HashSet<String>,
+    pub context: HashSet<String>,
+}
+
+impl Prepared {
+    pub fn new(signature: &ErrorSignature) -> Prepared {
+        Prepared {
+            shingles: shingles(&signature.message_pattern),
+            context: signature
+                .context_patterns
+                .iter()
+                .chain(&signature.stack_patterns)
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
 /// The score of `candidate` as a match for `query`.
 pub fn score(
     query: &ErrorSignature,
     candidate: &ErrorSignature,
     weights: &ScoreWeights,
 ) -> ScoreBreakdown {
+    score_prepared(
+        query,
+        &Prepared::new(query),
+        candidate,
+        &Prepared::new(candidate),
+        weights,
+    )
+}
+
+/// [`score`] with the sets already computed.
+pub fn score_prepared(
+    query: &ErrorSignature,
+    query_sets: &Prepared,
+    candidate: &ErrorSignature,
+    candidate_sets: &Prepared,
+    weights: &ScoreWeights,
+) -> ScoreBreakdown {
     let error_type = type_similarity(query, candidate);
-    let message = message_similarity(&query.message_pattern, &candidate.message_pattern);
+    let message = if query.message_pattern == candidate.message_pattern {
+        1.0
+    } else {
+        dice(&query_sets.shingles, &candidate_sets.shingles)
+    };
     let embedding = match (&query.embedding, &candidate.embedding) {
         (Some(a), Some(b)) if a.len() == b.len() && !a.is_empty() => Some(cosine(a, b).max(0.0)),
         _ => None,
     };
-    let context = context_similarity(query, candidate);
+    let context = overlap(&query_sets.context, &candidate_sets.context);
     combine(error_type, message, embedding, context, weights)
 }
 
@@ -114,12 +156,18 @@ pub fn type_similarity(a: &ErrorSignature, b: &ErrorSignature) -> f32 {
     }
 }
 
-/// Lower-case word tokens of a pattern; placeholders (`<Q>`) are tokens too.
+/// Lower-case word tokens of a pattern. Placeholders are tokens too; those standing for a
+/// value of the code at hand (`<Q>`, `<N>`, `<ID>`, `<T>`, `<HEX>`…) are one token, `<v>`,
+/// since whether a literal was quoted or a number says nothing about the error.
 pub fn tokens(pattern: &str) -> Vec<String> {
     pattern
         .split(|c: char| !(c.is_alphanumeric() || c == '<' || c == '>' || c == '_'))
         .filter(|t| !t.is_empty() && *t != "<" && *t != ">")
-        .map(str::to_lowercase)
+        .map(|t| match t {
+            "<PATH>" | "<URL>" => t.to_lowercase(),
+            _ if t.starts_with('<') && t.ends_with('>') => "<v>".to_string(),
+            _ => t.to_lowercase(),
+        })
         .collect()
 }
 
@@ -138,26 +186,27 @@ pub fn message_similarity(a: &str, b: &str) -> f32 {
     if a == b {
         return 1.0;
     }
-    let (a, b) = (shingles(a), shingles(b));
+    dice(&shingles(a), &shingles(b))
+}
+
+/// Dice coefficient of two sets; 1 for two empty sets.
+fn dice(a: &HashSet<String>, b: &HashSet<String>) -> f32 {
     if a.is_empty() && b.is_empty() {
         return 1.0;
     }
-    let common = a.intersection(&b).count();
+    let common = a.intersection(b).count();
     2.0 * common as f32 / (a.len() + b.len()) as f32
 }
 
 /// Overlap coefficient of stack and context patterns; `None` when either side has none.
 pub fn context_similarity(a: &ErrorSignature, b: &ErrorSignature) -> Option<f32> {
-    let set = |s: &ErrorSignature| -> HashSet<String> {
-        s.context_patterns
-            .iter()
-            .chain(&s.stack_patterns)
-            .cloned()
-            .collect()
-    };
-    let (a, b) = (set(a), set(b));
+    overlap(&Prepared::new(a).context, &Prepared::new(b).context)
+}
+
+/// Overlap coefficient; `None` when either set is empty.
+fn overlap(a: &HashSet<String>, b: &HashSet<String>) -> Option<f32> {
     let smaller = a.len().min(b.len());
-    (smaller > 0).then(|| a.intersection(&b).count() as f32 / smaller as f32)
+    (smaller > 0).then(|| a.intersection(b).count() as f32 / smaller as f32)
 }
 
 /// Cosine similarity; 0 when either vector is zero.

@@ -164,17 +164,13 @@ impl ErrorSignature {
         hex::encode(hasher.finalize())
     }
 
-    /// The text given to the embedder: type, message and the frames' function names.
+    /// The text given to the embedder: language, type and message. Stack frames are left out:
+    /// they name the code at hand, which differs between occurrences of the same error.
     pub fn embedding_text(&self) -> String {
-        let mut text = format!(
+        format!(
             "{} {} {}",
             self.language, self.error_type, self.message_pattern
-        );
-        for frame in self.stack_patterns.iter().take(3) {
-            text.push(' ');
-            text.push_str(frame);
-        }
-        text
+        )
     }
 
     /// A one-line title for notes and listings: `E0308 mismatched types`.

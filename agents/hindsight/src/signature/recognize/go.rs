@@ -57,7 +57,15 @@ pub(super) fn recognize(lines: &[&str], index: usize) -> Option<Found> {
                 .map(|c| format!("imported and not used: {}", &c["q"]))
         })
         .unwrap_or_else(|| raw.to_string());
-        let message = message.replace("declared and not used: <ID>", "<ID> declared and not used");
+        let mut message =
+            message.replace("declared and not used: <ID>", "<ID> declared and not used");
+        // Where the value was used (`in argument to f`, `in return statement`) is context.
+        if message.starts_with("cannot use <ID>") {
+            if let Some(at) = message.find(" value in ") {
+                quoted.push(message[at + " value in ".len()..].to_string());
+                message.truncate(at + " value".len());
+            }
+        }
         let mut error = RawError::new(Language::Go, None, message).tool("go");
         error.quoted = quoted;
         error.paths.push(found["path"].to_string());

@@ -158,8 +158,12 @@ pub(crate) fn template(pattern: &Regex, message: &str, quoted: &mut Vec<String>)
             Some((m.start(), m.end(), placeholder))
         })
         .collect();
-    groups.sort();
+    // Outer groups first; a group nested in one already replaced is part of it.
+    groups.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
     for (start, end, placeholder) in groups {
+        if start < last {
+            continue;
+        }
         out.push_str(&message[last..start]);
         out.push_str(placeholder);
         quoted.push(message[start..end].to_string());

@@ -1,0 +1,319 @@
+//! The in-memory candidate index of one tenant's signatures.
+//!
+//! Exact scoring is cheap but not free, so a query first gathers candidates from three
+//! sources, each bounded by `per_source`: the bucket of the same (language, error type), the
+//! best lexical matches (BM25 over message shingles through an inverted index) and the nearest
+//! embeddings (an exact scan of unit vectors). Only their union, a few hundred at most, is
+//! scored exactly. The index is loaded from SQLite with the tenant in the query, and updated
+//! after every committed write; it holds one tenant's rows only.
+
+use std::collections::{HashMap, HashSet};
+
+use aeterna_memory::Scope;
+use uuid::Uuid;
+
+use crate::score::{Prepared, ScoreBreakdown, ScoreWeights, score_prepared};
+use crate::signature::{ErrorSignature, Language};
+
+/// One stored signature, ready for scoring.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    pub id: Uuid,
+    pub scope: Scope,
+    pub fingerprint: String,
+    pub occurrence_count: u64,
+    /// With a unit-length embedding, or none when it was made by another embedder.
+    pub signature: ErrorSignature,
+    pub sets: Prepared,
+}
+
+impl Entry {
+    pub fn new(
+        id: Uuid,
+        scope: Scope,
+        fingerprint: String,
+        occurrence_count: u64,
+        mut signature: ErrorSignature,
+    ) -> Entry {
+        if let Some(vector) = signature.embedding.as_mut() {
+            unit(vector);
+        }
+        let sets = Prepared::new(&signature);
+        Entry {
+            id,
+            scope,
+            fingerprint,
+            occurrence_count,
+            signature,
+            sets,
+        }
+    }
+}
+
+/// Scales `vector` to unit length (a zero vector stays zero).
+pub(crate) fn unit(vector: &mut [f32]) {
+    let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        vector.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// A scored candidate.
+#[derive(Debug, Clone)]
+pub(crate) struct Scored {
+    pub position: usize,
+    pub breakdown: ScoreBreakdown,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct TenantIndex {
+    entries: Vec<Entry>,
+    by_id: HashMap<Uuid, usize>,
+    by_type: HashMap<(Language, String), Vec<usize>>,
+    postings: HashMap<String, Vec<usize>>,
+}
+
+impl TenantIndex {
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn entry(&self, position: usize) -> &Entry {
+        &self.entries[position]
+    }
+
+    #[cfg(test)]
+    pub fn get(&self, id: Uuid) -> Option<&Entry> {
+        self.by_id.get(&id).map(|p| &self.entries[*p])
+    }
+
+    /// Adds an entry, or replaces the one with the same id (whose message never changes: the
+    /// fingerprint is part of its identity, so the postings stay valid).
+    pub fn upsert(&mut self, entry: Entry) {
+        if let Some(&position) = self.by_id.get(&entry.id) {
+            self.entries[position] = entry;
+            return;
+        }
+        let position = self.entries.len();
+        self.by_id.insert(entry.id, position);
+        self.by_type
+            .entry((
+                entry.signature.language,
+                entry.signature.error_type.to_ascii_lowercase(),
+            ))
+            .or_default()
+            .push(position);
+        for shingle in &entry.sets.shingles {
+            self.postings
+                .entry(shingle.clone())
+                .or_default()
+                .push(position);
+        }
+        self.entries.push(entry);
+    }
+
+    /// The entries scoring at least `min_score` against `query` among those whose scope
+    /// passes `visible`, best first.
+    pub fn search(
+        &self,
+        query: &ErrorSignature,
+        weights: &ScoreWeights,
+        per_source: usize,
+        min_score: f32,
+        visible: impl Fn(&Scope) -> bool,
+    ) -> Vec<Scored> {
+        let mut query = query.clone();
+        if let Some(vector) = query.embedding.as_mut() {
+            unit(vector);
+        }
+        let query_sets = Prepared::new(&query);
+        let mut candidates: HashSet<usize> = HashSet::new();
+
+        let bucket_key = (query.language, query.error_type.to_ascii_lowercase());
+        if let Some(bucket) = self.by_type.get(&bucket_key) {
+            let visible_bucket = bucket
+                .iter()
+                .copied()
+                .filter(|p| visible(&self.entries[*p].scope));
+            if bucket.len() <= per_source {
+                candidates.extend(visible_bucket);
+            } else {
+                // A large bucket: its best lexical matches compete below with everyone else's.
+                let lexical = self.lexical(&query_sets, bucket.len(), &visible);
+                let bucket: HashSet<usize> = bucket.iter().copied().collect();
+                candidates.extend(
+                    lexical
+                        .into_iter()
+                        .filter(|p| bucket.contains(p))
+                        .take(per_source),
+                );
+            }
+        }
+        candidates.extend(self.lexical(&query_sets, per_source, &visible));
+        if let Some(vector) = &query.embedding {
+            candidates.extend(self.nearest(vector, per_source, &visible));
+        }
+
+        let mut scored: Vec<Scored> = candidates
+            .into_iter()
+            .map(|position| {
+                let entry = &self.entries[position];
+                let breakdown =
+                    score_prepared(&query, &query_sets, &entry.signature, &entry.sets, weights);
+                Scored {
+                    position,
+                    breakdown,
+                }
+            })
+            .filter(|s| s.breakdown.total >= min_score)
+            .collect();
+        scored.sort_by(|a, b| {
+            b.breakdown
+                .total
+                .total_cmp(&a.breakdown.total)
+                .then_with(|| {
+                    self.entries[b.position]
+                        .occurrence_count
+                        .cmp(&self.entries[a.position].occurrence_count)
+                })
+        });
+        scored
+    }
+
+    /// The `limit` best entries by BM25 over the query's shingles (binary term frequency).
+    fn lexical(
+        &self,
+        query: &Prepared,
+        limit: usize,
+        visible: &impl Fn(&Scope) -> bool,
+    ) -> Vec<usize> {
+        let n = self.entries.len() as f32;
+        let mut scores: HashMap<usize, f32> = HashMap::new();
+        for shingle in &query.shingles {
+            let Some(postings) = self.postings.get(shingle) else {
+                continue;
+            };
+            let df = postings.len() as f32;
+            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+            for &position in postings {
+                let length = self.entries[position].sets.shingles.len().max(1) as f32;
+                // k1 = 1.2, b = 0.75, average length taken as 12 shingles.
+                let norm = 1.2 * (0.25 + 0.75 * length / 12.0);
+                *scores.entry(position).or_default() += idf * 2.2 / (1.0 + norm);
+            }
+        }
+        top(
+            scores
+                .into_iter()
+                .filter(|(p, _)| visible(&self.entries[*p].scope)),
+            limit,
+        )
+    }
+
+    /// The `limit` entries whose unit embeddings are nearest to `vector`.
+    fn nearest(
+        &self,
+        vector: &[f32],
+        limit: usize,
+        visible: &impl Fn(&Scope) -> bool,
+    ) -> Vec<usize> {
+        let mut query = vector.to_vec();
+        unit(&mut query);
+        let similarities = self
+            .entries
+            .iter()
+            .enumerate()
+            .filter_map(|(position, entry)| {
+                let stored = entry.signature.embedding.as_deref()?;
+                if stored.len() != query.len() || !visible(&entry.scope) {
+                    return None;
+                }
+                Some((
+                    position,
+                    stored.iter().zip(&query).map(|(a, b)| a * b).sum::<f32>(),
+                ))
+            });
+        top(similarities, limit)
+    }
+}
+
+/// The positions of the `limit` highest scores, best first.
+fn top(scores: impl Iterator<Item = (usize, f32)>, limit: usize) -> Vec<usize> {
+    let mut all: Vec<(usize, f32)> = scores.collect();
+    if all.len() > limit {
+        all.select_nth_unstable_by(limit, |a, b| b.1.total_cmp(&a.1));
+        all.truncate(limit);
+    }
+    all.sort_by(|a, b| b.1.total_cmp(&a.1));
+    all.into_iter().map(|(p, _)| p).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aeterna_memory::Layer;
+
+    fn entry(n: u128, error_type: &str, message: &str, scope: &str) -> Entry {
+        Entry::new(
+            Uuid::from_u128(n),
+            Scope::new(Layer::Project, scope),
+            format!("fp{n}"),
+            1,
+            ErrorSignature {
+                error_type: error_type.into(),
+                message_pattern: message.into(),
+                stack_patterns: vec![],
+                context_patterns: vec![],
+                language: Language::Rust,
+                embedding: None,
+            },
+        )
+    }
+
+    #[test]
+    fn finds_by_type_and_text_and_respects_visibility() {
+        let mut index = TenantIndex::default();
+        index.upsert(entry(1, "E0308", "mismatched types", "a"));
+        index.upsert(entry(
+            2,
+            "E0425",
+            "cannot find value <Q> in this scope",
+            "a",
+        ));
+        index.upsert(entry(3, "E0308", "mismatched types", "b"));
+        let query = entry(9, "E0308", "mismatched types", "a").signature;
+        let weights = ScoreWeights::default();
+        let hits = index.search(&query, &weights, 10, 0.8, |s| s.scope_id == "a");
+        let ids: Vec<Uuid> = hits.iter().map(|h| index.entry(h.position).id).collect();
+        assert_eq!(ids, [Uuid::from_u128(1)]);
+        // Without embeddings, an entry of another type sharing no word is never a candidate.
+        let hits = index.search(&query, &weights, 10, 0.0, |_| true);
+        let positions: HashSet<usize> = hits.iter().map(|h| h.position).collect();
+        assert_eq!(positions, HashSet::from([0, 2]));
+        // One sharing a word is, and ranks below the same type.
+        let query = entry(9, "E0308", "cannot find types", "a").signature;
+        let hits = index.search(&query, &weights, 10, 0.0, |_| true);
+        assert_eq!(hits.len(), 3);
+        assert_eq!(hits[2].position, 1, "the other type ranks last");
+    }
+
+    #[test]
+    fn upsert_replaces_by_id() {
+        let mut index = TenantIndex::default();
+        index.upsert(entry(1, "E0308", "mismatched types", "a"));
+        let mut again = entry(1, "E0308", "mismatched types", "a");
+        again.occurrence_count = 5;
+        index.upsert(again);
+        assert_eq!(index.len(), 1);
+        assert_eq!(
+            index.get(Uuid::from_u128(1)).map(|e| e.occurrence_count),
+            Some(5)
+        );
+    }
+
+    #[test]
+    fn top_keeps_the_best_in_order() {
+        let picked = top([(0, 0.1), (1, 0.9), (2, 0.5), (3, 0.7)].into_iter(), 2);
+        assert_eq!(picked, [1, 3]);
+    }
+}

@@ -1,0 +1,728 @@
+//! [`HindsightService`]: capture failures, attach resolutions, find them again, learn from
+//! feedback. Transport-agnostic; the MCP tools are thin wrappers over these methods.
+//!
+//! Invariants:
+//! * all text is redacted (secrets, tokens, e-mail addresses) before extraction and storage;
+//! * every SQL statement filters by the caller's tenant, and the in-memory index holds one
+//!   tenant, loaded by a tenant-filtered query;
+//! * scopes: a caller sees signatures and resolutions only in the scopes of its identity.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use aeterna_memory::{Identity, Layer, MemoryPatch, MemoryService, Scope, now_millis};
+use aeterna_redact::{Options, Redactor};
+use parking_lot::{Mutex, RwLock};
+use sqlx::SqlitePool;
+use tracing::instrument;
+use uuid::Uuid;
+
+use crate::config::HindsightConfig;
+use crate::error::{HindsightError, Result, failed};
+use crate::index::{Entry, TenantIndex};
+use crate::model::*;
+use crate::signature::{self, ErrorSignature, MAX_CONTEXT_PATTERNS, MAX_STACK_PATTERNS};
+use crate::store::{resolutions, signatures};
+use crate::{notes, rank};
+
+/// Longest stored sample of the error text.
+const MAX_SAMPLE_BYTES: usize = 4 * 1024;
+/// Matches returned when the query does not say.
+const DEFAULT_LIMIT: usize = 5;
+
+type IndexCell = Arc<tokio::sync::OnceCell<RwLock<TenantIndex>>>;
+
+/// Hindsight Learning over the memory service's SQLite database.
+pub struct HindsightService {
+    pub(crate) memory: Arc<MemoryService>,
+    pub(crate) pool: SqlitePool,
+    pub(crate) config: HindsightConfig,
+    redactor: &'static Redactor,
+    indexes: Mutex<HashMap<String, IndexCell>>,
+    /// Serialises captures, so that two near-duplicates arriving together merge.
+    capture_lock: tokio::sync::Mutex<()>,
+}
+
+impl HindsightService {
+    /// Hindsight on `memory`'s database (the embedded SQLite profile).
+    pub fn new(memory: Arc<MemoryService>, config: HindsightConfig) -> Result<Self> {
+        config.validate().map_err(HindsightError::InvalidInput)?;
+        let pool = memory
+            .sqlite()
+            .ok_or_else(|| {
+                HindsightError::invalid(
+                    "hindsight needs the embedded SQLite profile of the memory service",
+                )
+            })?
+            .pool
+            .clone();
+        Ok(HindsightService {
+            memory,
+            pool,
+            config,
+            redactor: Redactor::shared(Options { emails: true }),
+            indexes: Mutex::new(HashMap::new()),
+            capture_lock: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    pub fn config(&self) -> &HindsightConfig {
+        &self.config
+    }
+
+    /// Redacts secrets, tokens and e-mail addresses.
+    pub(crate) fn redact(&self, text: &str) -> String {
+        self.redactor.redact(text).into_text().into_owned()
+    }
+
+    /// The tenant's index, loaded on first use.
+    pub(crate) async fn index(&self, tenant_id: &str) -> Result<IndexCell> {
+        let cell = self
+            .indexes
+            .lock()
+            .entry(tenant_id.to_string())
+            .or_default()
+            .clone();
+        cell.get_or_try_init(|| async {
+            let rows = signatures::load_tenant(&self.pool, tenant_id).await?;
+            let embedder_id = self.memory.embedder().id().to_string();
+            let mut index = TenantIndex::default();
+            for row in rows {
+                index.upsert(
+                    self.entry_of(row.stored, row.embedder_id.as_deref() == Some(&embedder_id)),
+                );
+            }
+            tracing::debug!(
+                tenant = tenant_id,
+                signatures = index.len(),
+                "hindsight index loaded"
+            );
+            Ok::<_, HindsightError>(RwLock::new(index))
+        })
+        .await?;
+        Ok(cell)
+    }
+
+    pub(crate) fn entry_of(&self, stored: StoredSignature, same_embedder: bool) -> Entry {
+        let mut signature = stored.signature;
+        if !same_embedder {
+            signature.embedding = None;
+        }
+        Entry::new(
+            stored.id,
+            Scope::new(stored.layer, stored.scope_id),
+            stored.fingerprint,
+            stored.occurrence_count,
+            signature,
+        )
+    }
+
+    /// Embeds the signatures in one batch; on failure they go on without embeddings (the
+    /// score then rests on type, text and context).
+    async fn embed(&self, signatures: &mut [ErrorSignature]) -> Option<String> {
+        let texts: Vec<String> = signatures
+            .iter()
+            .map(ErrorSignature::embedding_text)
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let embedder = self.memory.embedder();
+        match embedder.embed(&refs).await {
+            Ok(vectors) if vectors.len() == signatures.len() => {
+                for (signature, vector) in signatures.iter_mut().zip(vectors) {
+                    signature.embedding = Some(vector);
+                }
+                Some(embedder.id().to_string())
+            }
+            Ok(_) => {
+                tracing::warn!(
+                    embedder = embedder.id(),
+                    "embedder returned the wrong number of vectors"
+                );
+                None
+            }
+            Err(error) => {
+                tracing::warn!(embedder = embedder.id(), %error, "embedding signatures failed; matching without embeddings");
+                None
+            }
+        }
+    }
+
+    /// Redacts and extracts the signatures of an error text.
+    fn signatures_of(&self, error_text: &str) -> Result<(String, Vec<ErrorSignature>)> {
+        if error_text.trim().is_empty() {
+            return Err(HindsightError::invalid(
+                "`error_text` is empty; pass the failing output",
+            ));
+        }
+        if error_text.len() > self.config.max_error_bytes {
+            return Err(HindsightError::invalid(format!(
+                "`error_text` is {} bytes; the limit is {} (pass the part around the first error)",
+                error_text.len(),
+                self.config.max_error_bytes
+            )));
+        }
+        let redacted = self.redact(error_text);
+        let mut found = signature::extract(&redacted);
+        if found.is_empty() {
+            return Err(HindsightError::NoErrorRecognised);
+        }
+        found.truncate(self.config.max_signatures_per_text);
+        Ok((redacted, found))
+    }
+
+    fn scope_for(&self, who: &Identity, layer: Layer) -> Result<Scope> {
+        check_tenant(who)?;
+        who.scope(layer)
+            .map(|id| Scope::new(layer, id))
+            .ok_or(HindsightError::MissingScope {
+                layer,
+                field: layer.scope_field(),
+            })
+    }
+
+    /// Records a failure: one signature per error in the text, merged into a near duplicate
+    /// of the same scope when there is one (its occurrence count goes up).
+    #[instrument(skip_all, fields(tenant = %who.tenant_id))]
+    pub async fn capture(&self, who: &Identity, request: CaptureRequest) -> Result<CaptureOutcome> {
+        let scope = self.scope_for(who, request.layer.unwrap_or(self.config.default_layer))?;
+        let (redacted, mut found) = self.signatures_of(&request.error_text)?;
+        let embedder_id = self.embed(&mut found).await;
+        let sample = truncated(&redacted, MAX_SAMPLE_BYTES);
+        let captured = self
+            .store_signatures(who, &scope, found, embedder_id.as_deref(), sample)
+            .await?;
+        Ok(CaptureOutcome {
+            signatures: captured.into_iter().map(|(c, _)| c).collect(),
+        })
+    }
+
+    /// Stores already extracted signatures (redacting their text fields first).
+    pub async fn capture_signatures(
+        &self,
+        who: &Identity,
+        layer: Option<Layer>,
+        signatures: Vec<ErrorSignature>,
+    ) -> Result<Vec<CapturedSignature>> {
+        let scope = self.scope_for(who, layer.unwrap_or(self.config.default_layer))?;
+        let mut found: Vec<ErrorSignature> = signatures
+            .into_iter()
+            .map(|s| self.clean_signature(s))
+            .collect::<Result<_>>()?;
+        let embedder_id = self.embed(&mut found).await;
+        let sample = found
+            .iter()
+            .map(|s| s.title())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let captured = self
+            .store_signatures(who, &scope, found, embedder_id.as_deref(), &sample)
+            .await?;
+        Ok(captured.into_iter().map(|(c, _)| c).collect())
+    }
+
+    /// Validates and redacts a caller-supplied signature.
+    fn clean_signature(&self, mut s: ErrorSignature) -> Result<ErrorSignature> {
+        if s.error_type.trim().is_empty() || s.error_type.len() > 200 {
+            return Err(HindsightError::invalid(
+                "`signature.error_type` must be 1 to 200 bytes",
+            ));
+        }
+        if s.message_pattern.len() > 2_000 {
+            return Err(HindsightError::invalid(
+                "`signature.message_pattern` is over 2000 bytes",
+            ));
+        }
+        s.error_type = self.redact(s.error_type.trim());
+        s.message_pattern = self.redact(&s.message_pattern);
+        s.stack_patterns = s
+            .stack_patterns
+            .iter()
+            .take(MAX_STACK_PATTERNS)
+            .map(|p| self.redact(p))
+            .collect();
+        s.context_patterns = s
+            .context_patterns
+            .iter()
+            .take(MAX_CONTEXT_PATTERNS)
+            .map(|p| self.redact(p))
+            .collect();
+        s.embedding = None;
+        Ok(s)
+    }
+
+    async fn store_signatures(
+        &self,
+        who: &Identity,
+        scope: &Scope,
+        found: Vec<ErrorSignature>,
+        embedder_id: Option<&str>,
+        sample: &str,
+    ) -> Result<Vec<(CapturedSignature, StoredSignature)>> {
+        let tenant = who.tenant_id.as_str();
+        let cell = self.index(tenant).await?;
+        let _serial = self.capture_lock.lock().await;
+        let now = now_millis();
+        let mut tx = self
+            .pool
+            .begin()
+            .await
+            .map_err(failed("starting a capture"))?;
+        let mut stored = Vec::new();
+        for signature in &found {
+            let duplicate = {
+                let index = cell.get().expect("initialised").read();
+                index
+                    .search(
+                        signature,
+                        &self.config.weights,
+                        self.config.candidates_per_source,
+                        self.config.duplicate_threshold,
+                        |s| s == scope,
+                    )
+                    .into_iter()
+                    .map(|hit| index.entry(hit.position).clone())
+                    .find(|entry| {
+                        entry.signature.error_type == signature.error_type
+                            && entry.signature.language == signature.language
+                    })
+            };
+            let row = match duplicate {
+                Some(existing) => {
+                    let mut merged = existing.signature.clone();
+                    signature::merge_context(&mut merged, signature);
+                    signatures::count_occurrence(
+                        &mut tx,
+                        tenant,
+                        existing.id,
+                        &merged.stack_patterns,
+                        &merged.context_patterns,
+                        now,
+                    )
+                    .await?
+                }
+                None => {
+                    let new = signatures::NewSignature {
+                        id: Uuid::now_v7(),
+                        scope,
+                        signature,
+                        fingerprint: &signature.fingerprint(),
+                        embedder_id,
+                        sample,
+                        now,
+                    };
+                    signatures::insert_or_count(&mut tx, tenant, new).await?
+                }
+            };
+            stored.push(row);
+        }
+        tx.commit().await.map_err(failed("committing a capture"))?;
+
+        let current = self.memory.embedder().id().to_string();
+        let mut index = cell.get().expect("initialised").write();
+        let mut out = Vec::new();
+        for row in stored {
+            let same = row.embedder_id.as_deref() == Some(current.as_str());
+            index.upsert(self.entry_of(row.stored.clone(), same));
+            let s = &row.stored;
+            let captured = CapturedSignature {
+                signature_id: s.id,
+                merged: s.occurrence_count > 1,
+                occurrence_count: s.occurrence_count,
+                layer: s.layer,
+                scope_id: s.scope_id.clone(),
+                error_type: s.signature.error_type.clone(),
+                language: s.signature.language,
+                message_pattern: s.signature.message_pattern.clone(),
+            };
+            out.push((captured, row.stored));
+        }
+        Ok(out)
+    }
+
+    /// Finds stored signatures matching an error (raw text or signature), with their
+    /// resolutions ranked by confidence. Below the threshold the answer is
+    /// [`QueryStatus::NoKnownResolution`].
+    #[instrument(skip_all, fields(tenant = %who.tenant_id))]
+    pub async fn query(&self, who: &Identity, request: QueryRequest) -> Result<QueryOutcome> {
+        check_tenant(who)?;
+        let threshold = request.threshold.unwrap_or(self.config.match_threshold);
+        if !(0.0..=1.0).contains(&threshold) {
+            return Err(HindsightError::invalid(format!(
+                "`threshold` is {threshold}; pass a value within 0..1"
+            )));
+        }
+        let limit = request.limit.unwrap_or(DEFAULT_LIMIT);
+        if limit == 0 || limit > self.config.max_matches {
+            return Err(HindsightError::invalid(format!(
+                "`limit` is {limit}; ask for 1 to {} matches",
+                self.config.max_matches
+            )));
+        }
+        let mut queried = match (request.error_text, request.signature) {
+            (Some(text), None) => self.signatures_of(&text)?.1,
+            (None, Some(signature)) => vec![self.clean_signature(signature)?],
+            (Some(_), Some(_)) => {
+                return Err(HindsightError::invalid(
+                    "pass either `error_text` or `signature`, not both",
+                ));
+            }
+            (None, None) => {
+                return Err(HindsightError::invalid(
+                    "pass `error_text` (raw error output) or `signature`",
+                ));
+            }
+        };
+        self.embed(&mut queried).await;
+
+        let visible: HashSet<Scope> = who.visible_scopes().into_iter().collect();
+        let cell = self.index(&who.tenant_id).await?;
+        let mut closest: Option<f32> = None;
+        // Best hit per fingerprint: copies of one signature in several scopes are one match.
+        let mut by_fingerprint: HashMap<String, (Match, Vec<Uuid>)> = HashMap::new();
+        {
+            let index = cell.get().expect("initialised").read();
+            for (query_index, signature) in queried.iter().enumerate() {
+                let hits = index.search(
+                    signature,
+                    &self.config.weights,
+                    self.config.candidates_per_source,
+                    0.0,
+                    |s| visible.contains(s),
+                );
+                if let Some(best) = hits.first() {
+                    closest =
+                        Some(closest.map_or(best.breakdown.total, |c| c.max(best.breakdown.total)));
+                }
+                for hit in hits
+                    .into_iter()
+                    .take_while(|h| h.breakdown.total >= threshold)
+                {
+                    let entry = index.entry(hit.position);
+                    let candidate = Match {
+                        signature_id: entry.id,
+                        layer: entry.scope.layer,
+                        scope_id: entry.scope.scope_id.clone(),
+                        language: entry.signature.language,
+                        error_type: entry.signature.error_type.clone(),
+                        message_pattern: entry.signature.message_pattern.clone(),
+                        occurrence_count: entry.occurrence_count,
+                        score: hit.breakdown.total,
+                        breakdown: hit.breakdown,
+                        query_index,
+                        resolutions: Vec::new(),
+                    };
+                    let slot = by_fingerprint
+                        .entry(entry.fingerprint.clone())
+                        .or_insert_with(|| (candidate.clone(), Vec::new()));
+                    slot.1.push(entry.id);
+                    if candidate.score > slot.0.score
+                        || (candidate.score == slot.0.score && candidate.layer < slot.0.layer)
+                    {
+                        slot.0 = candidate;
+                    }
+                }
+            }
+        }
+        let mut matches: Vec<(Match, Vec<Uuid>)> = by_fingerprint.into_values().collect();
+        matches.sort_by(|a, b| {
+            b.0.score
+                .total_cmp(&a.0.score)
+                .then(b.0.occurrence_count.cmp(&a.0.occurrence_count))
+        });
+        matches.truncate(limit);
+
+        let ids: Vec<Uuid> = matches
+            .iter()
+            .flat_map(|(_, ids)| ids.iter().copied())
+            .collect();
+        let scopes: Vec<Scope> = visible.iter().cloned().collect();
+        let all = resolutions::for_signatures(&self.pool, &who.tenant_id, &ids, &scopes).await?;
+        let matches = matches
+            .into_iter()
+            .map(|(mut m, ids)| {
+                let mine = all
+                    .iter()
+                    .filter(|r| ids.contains(&r.signature_id))
+                    .cloned()
+                    .collect();
+                m.resolutions = rank_resolutions(mine);
+                m
+            })
+            .collect::<Vec<_>>();
+        for signature in &mut queried {
+            signature.embedding = None;
+        }
+        let status = if matches.is_empty() {
+            QueryStatus::NoKnownResolution
+        } else {
+            QueryStatus::Matched
+        };
+        Ok(QueryOutcome {
+            status,
+            threshold,
+            matches,
+            queried,
+            closest_score: closest,
+        })
+    }
+
+    /// A stored signature the caller can see.
+    pub async fn signature(&self, who: &Identity, id: Uuid) -> Result<StoredSignature> {
+        check_tenant(who)?;
+        let mut conn = self
+            .pool
+            .acquire()
+            .await
+            .map_err(failed("reading a signature"))?;
+        let row = signatures::get(&mut conn, &who.tenant_id, id).await?;
+        row.map(|r| r.stored)
+            .filter(|s| visible_to(who, s.layer, &s.scope_id))
+            .ok_or(HindsightError::NotFound {
+                what: "signature",
+                id: id.to_string(),
+                hint: "hindsight_capture or hindsight_query",
+            })
+    }
+
+    /// Attaches a resolution to a signature (by id, or by error text, captured first) and
+    /// renders its hindsight note.
+    #[instrument(skip_all, fields(tenant = %who.tenant_id))]
+    pub async fn resolve(&self, who: &Identity, request: ResolveRequest) -> Result<ResolveOutcome> {
+        check_tenant(who)?;
+        let description = request.description.trim();
+        if description.is_empty() {
+            return Err(HindsightError::invalid(
+                "`description` is empty; say what fixed the error",
+            ));
+        }
+        let size = description.len()
+            + request.changes.diff.as_deref().map_or(0, str::len)
+            + request
+                .changes
+                .files
+                .iter()
+                .map(|f| f.file.len() + f.summary.len())
+                .sum::<usize>();
+        if size > self.config.max_resolution_bytes {
+            return Err(HindsightError::invalid(format!(
+                "the resolution is {size} bytes (description + changes); the limit is {}",
+                self.config.max_resolution_bytes
+            )));
+        }
+        let signature = match (request.signature_id, &request.error_text) {
+            (Some(id), None) => self.signature(who, id).await?,
+            (None, Some(text)) => {
+                let (redacted, mut found) = self.signatures_of(text)?;
+                found.truncate(1);
+                let embedder_id = self.embed(&mut found).await;
+                let layer = request.layer.unwrap_or(self.config.default_layer);
+                let scope = self.scope_for(who, layer)?;
+                let sample = truncated(&redacted, MAX_SAMPLE_BYTES);
+                let mut stored = self
+                    .store_signatures(who, &scope, found, embedder_id.as_deref(), sample)
+                    .await?;
+                stored.remove(0).1
+            }
+            _ => {
+                return Err(HindsightError::invalid(
+                    "pass either `signature_id` or `error_text`",
+                ));
+            }
+        };
+        let layer = request.layer.unwrap_or(signature.layer);
+        let scope = self.scope_for(who, layer)?;
+        if layer < signature.layer {
+            return Err(HindsightError::invalid(format!(
+                "`layer` {layer} is narrower than the signature's layer {}; resolutions live in the \
+                 signature's layer or a broader one",
+                signature.layer
+            )));
+        }
+        // A resolution in a broader layer needs the signature visible there too.
+        let signature = if scope.layer != signature.layer || scope.scope_id != signature.scope_id {
+            let mut tx = self
+                .pool
+                .begin()
+                .await
+                .map_err(failed("starting a resolution"))?;
+            let copy =
+                crate::promote::copy_signature(&mut tx, &who.tenant_id, &signature, &scope).await?;
+            tx.commit()
+                .await
+                .map_err(failed("committing a resolution"))?;
+            let stored = copy.stored.clone();
+            self.index_row(&who.tenant_id, copy).await?;
+            stored
+        } else {
+            signature
+        };
+        let now = now_millis();
+        let id = Uuid::now_v7();
+        let mut resolution = Resolution {
+            id,
+            signature_id: signature.id,
+            layer: scope.layer,
+            scope_id: scope.scope_id.clone(),
+            description: self.redact(description),
+            changes: Changes {
+                diff: request.changes.diff.as_deref().map(|d| self.redact(d)),
+                files: request
+                    .changes
+                    .files
+                    .iter()
+                    .map(|f| FileChange {
+                        file: self.redact(&f.file),
+                        summary: self.redact(&f.summary),
+                    })
+                    .collect(),
+            },
+            success_count: 0,
+            application_count: 0,
+            success_rate: 0.0,
+            confidence: 0.0,
+            origin_id: id,
+            promoted_from: None,
+            baseline_applications: 0,
+            created_by: actor(who),
+            created_at: now,
+            updated_at: now,
+            note_id: None,
+        };
+        let mut conn = self
+            .pool
+            .acquire()
+            .await
+            .map_err(failed("storing a resolution"))?;
+        resolutions::insert(&mut conn, &who.tenant_id, &resolution).await?;
+        drop(conn);
+        resolution.note_id = self.write_note(who, &signature, &resolution).await;
+        Ok(ResolveOutcome { resolution })
+    }
+
+    /// Adds (or re-renders) the resolution's note; failures are logged, not fatal: the
+    /// resolution itself is stored.
+    pub(crate) async fn write_note(
+        &self,
+        who: &Identity,
+        signature: &StoredSignature,
+        resolution: &Resolution,
+    ) -> Option<Uuid> {
+        if !self.config.notes {
+            return None;
+        }
+        let outcome = match resolution.note_id {
+            Some(note_id) => {
+                let memory = notes::memory(signature, resolution);
+                let patch = MemoryPatch {
+                    content: Some(memory.content),
+                    tags: None,
+                    metadata: Some(memory.metadata),
+                };
+                self.memory.update(who, note_id, patch).await.map(|r| r.id)
+            }
+            None => self
+                .memory
+                .add(who, notes::memory(signature, resolution))
+                .await
+                .map(|o| o.record.id),
+        };
+        match outcome {
+            Ok(note_id) => {
+                if resolution.note_id != Some(note_id)
+                    && let Err(error) =
+                        resolutions::set_note(&self.pool, &who.tenant_id, resolution.id, note_id)
+                            .await
+                {
+                    tracing::warn!(%error, resolution = %resolution.id, "cannot link the hindsight note");
+                }
+                Some(note_id)
+            }
+            Err(error) => {
+                tracing::warn!(%error, resolution = %resolution.id, "cannot write the hindsight note");
+                resolution.note_id
+            }
+        }
+    }
+
+    /// Adds a stored row to the tenant's index.
+    pub(crate) async fn index_row(
+        &self,
+        tenant_id: &str,
+        row: signatures::SignatureRow,
+    ) -> Result<()> {
+        let cell = self.index(tenant_id).await?;
+        let same = row.embedder_id.as_deref() == Some(self.memory.embedder().id());
+        let entry = self.entry_of(row.stored, same);
+        cell.get().expect("initialised").write().upsert(entry);
+        Ok(())
+    }
+
+    /// A resolution the caller can see.
+    pub(crate) async fn visible_resolution(&self, who: &Identity, id: Uuid) -> Result<Resolution> {
+        check_tenant(who)?;
+        let mut conn = self
+            .pool
+            .acquire()
+            .await
+            .map_err(failed("reading a resolution"))?;
+        resolutions::get(&mut conn, &who.tenant_id, id)
+            .await?
+            .filter(|r| visible_to(who, r.layer, &r.scope_id))
+            .ok_or(HindsightError::NotFound {
+                what: "resolution",
+                id: id.to_string(),
+                hint: "hindsight_resolve or hindsight_query",
+            })
+    }
+}
+
+/// Best first: confidence (Wilson lower bound), then applications, then the broader layer.
+/// Promoted copies of one lineage appear once, as the copy with the best record.
+pub(crate) fn rank_resolutions(mut all: Vec<Resolution>) -> Vec<Resolution> {
+    all.sort_by(|a, b| {
+        b.confidence
+            .total_cmp(&a.confidence)
+            .then(b.application_count.cmp(&a.application_count))
+            .then(b.layer.cmp(&a.layer))
+            .then(a.created_at.cmp(&b.created_at))
+    });
+    let mut seen = HashSet::new();
+    all.retain(|r| seen.insert(r.origin_id));
+    all
+}
+
+pub(crate) fn check_tenant(who: &Identity) -> Result<()> {
+    if who.tenant_id.trim().is_empty() {
+        return Err(HindsightError::invalid(
+            "the caller has no tenant; authenticate first",
+        ));
+    }
+    Ok(())
+}
+
+pub(crate) fn visible_to(who: &Identity, layer: Layer, scope_id: &str) -> bool {
+    who.scope(layer) == Some(scope_id)
+}
+
+/// Who did it, for the records: the user, else the agent, else the tenant.
+pub(crate) fn actor(who: &Identity) -> String {
+    who.user_id
+        .clone()
+        .or_else(|| who.agent_id.clone().map(|a| format!("agent:{a}")))
+        .unwrap_or_else(|| format!("tenant:{}", who.tenant_id))
+}
+
+fn truncated(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let cut = (0..=max)
+        .rev()
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(0);
+    &text[..cut]
+}
+
+pub(crate) fn success_rate(resolution: &Resolution) -> f64 {
+    rank::success_rate(resolution.success_count, resolution.application_count)
+}
