@@ -3,5 +3,6 @@
 //! shape the result, so the same logic serves both and is testable without HTTP.
 
 pub mod compat;
+pub mod context;
 pub mod memory;
 pub mod schema;
