@@ -86,6 +86,8 @@ pub struct EventLimits {
     pub max_metadata_bytes: usize,
     /// Most events accepted in one `trajectory_capture` call (100).
     pub max_batch_events: usize,
+    /// Longest identity id (session, project, … id), in bytes (256, as for memories).
+    pub max_id_bytes: usize,
 }
 
 impl Default for EventLimits {
@@ -99,6 +101,7 @@ impl Default for EventLimits {
             max_tag_bytes: 64,
             max_metadata_bytes: 4 * 1024,
             max_batch_events: 100,
+            max_id_bytes: 256,
         }
     }
 }
@@ -186,6 +189,9 @@ pub struct DistillConfig {
     pub threshold: usize,
     /// Most events one note covers (200); a longer backlog becomes several notes.
     pub max_events_per_note: usize,
+    /// How long `note_distill` waits for queued events to be stored first, in milliseconds
+    /// (5 000).
+    pub flush_timeout_ms: u64,
 }
 
 impl Default for DistillConfig {
@@ -193,6 +199,7 @@ impl Default for DistillConfig {
         DistillConfig {
             threshold: 10,
             max_events_per_note: 200,
+            flush_timeout_ms: 5_000,
         }
     }
 }

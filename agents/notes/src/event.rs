@@ -68,6 +68,7 @@ impl CapturedEvent {
                 "the caller has no tenant; authenticate first",
             ));
         }
+        check_ids(&identity, limits.max_id_bytes)?;
         let mut truncated = Vec::new();
         let mut tool_name = event.tool_name.trim().to_owned();
         if tool_name.is_empty() {
@@ -160,6 +161,28 @@ impl std::fmt::Display for SessionKey {
             or_none(&self.session_id)
         )
     }
+}
+
+fn check_ids(identity: &Identity, max_bytes: usize) -> Result<(), NotesError> {
+    let fields = [
+        ("agent_id", &identity.agent_id),
+        ("user_id", &identity.user_id),
+        ("session_id", &identity.session_id),
+        ("project_id", &identity.project_id),
+        ("team_id", &identity.team_id),
+        ("org_id", &identity.org_id),
+    ];
+    for (name, value) in fields {
+        if let Some(value) = value
+            && value.len() > max_bytes
+        {
+            return Err(NotesError::invalid(format!(
+                "`{name}` is {} bytes; the limit is {max_bytes} bytes",
+                value.len()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A JSON value as text: strings as they are, `null` as empty, anything else as compact JSON.

@@ -1,22 +1,44 @@
 //! Aeterna's Note-Taking agent: captures tool-call trajectories and distils them into notes.
 //!
-//! The capture path is built to stay out of the agent's way: [`CapturedEvent::build`] validates
-//! and truncates an event, the [`CapturePolicy`] applies the tenant's or project's capture mode,
-//! and [`CaptureQueue::try_enqueue`] hands the event to a writer task without waiting. The
-//! writer redacts secrets and stores events in batches, retrying while the store fails, and
-//! drains the queue on shutdown.
+//! [`NotesService`] is the entry point the MCP tools use.
+//!
+//! * Capture stays out of the agent's way: [`CapturedEvent::build`] validates and truncates an
+//!   event, the [`CapturePolicy`] applies the tenant's or project's [`CaptureMode`], and
+//!   [`CaptureQueue::try_enqueue`] hands it to a writer task without waiting. The writer
+//!   redacts secrets (`aeterna-redact`) and stores events in batches in the shared SQLite
+//!   database ([`store::TrajectoryStore`]), retries while the store fails, and drains the
+//!   queue on shutdown.
+//! * Distillation turns a session's uncovered events into a Markdown note ([`distill`]),
+//!   automatically at a threshold or on demand, and stores it through
+//!   [`aeterna_memory::MemoryService::add`] as a project-layer memory of kind `note`, so
+//!   search and context assembly find it. Covered events are marked, so re-distilling never
+//!   duplicates a note.
 
+mod auto;
 pub mod capture;
 pub mod config;
 pub mod distill;
+mod distillery;
 pub mod error;
 pub mod event;
+mod metrics;
+pub mod note;
 pub mod queue;
+mod redaction;
+mod service;
+pub mod store;
 mod writer;
 
 pub use capture::{CaptureMode, CapturePolicy, Sampler, Verdict};
 pub use config::{CaptureConfig, DistillConfig, EventLimits, NotesConfig, QueueConfig};
 pub use distill::{DeterministicDistiller, DistillInput, DistilledNote, Distiller, DistillerChain};
+pub use distillery::{DistillSnapshot, note_layer};
 pub use error::{NotesError, Result};
 pub use event::{CapturedEvent, SessionKey, TrajectoryEvent};
+pub use note::{Note, NoteSummary, Sections};
 pub use queue::{CaptureQueue, CaptureSnapshot, DrainReport, RedactFn, Refusal, TrajectorySink};
+pub use redaction::redact_event;
+pub use service::{
+    CaptureReceipt, CaptureResult, CaptureStatus, DistillOutcome, NoteListRequest, NotePage,
+    NotesService, NotesSnapshot, SessionNote,
+};

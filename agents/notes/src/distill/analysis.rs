@@ -116,10 +116,11 @@ fn signature(event: &CapturedEvent, signals: &Signals) -> Signature {
         Action::Test | Action::Build => Signature::Check(signals.action),
         _ => Signature::Call {
             tool: event.tool_name.clone(),
+            // The program run, past `VAR=value` prefixes: `TOKEN=… git push` is `git`.
             command: signals
                 .command
                 .as_deref()
-                .and_then(|command| command.split_whitespace().next())
+                .and_then(|command| command.split_whitespace().find(|word| !word.contains('=')))
                 .map(str::to_owned),
         },
     }

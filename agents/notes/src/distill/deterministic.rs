@@ -257,8 +257,16 @@ impl NoteWriter<'_, '_> {
             }
             return steps;
         }
+        // A call shared by overlapping problems is listed once, under the first.
+        let mut listed = vec![false; self.analysis.events.len()];
+        let mut take = |indices: Vec<usize>| -> Vec<usize> {
+            indices
+                .into_iter()
+                .filter(|&i| !std::mem::replace(&mut listed[i], true))
+                .collect()
+        };
         for episode in episodes.iter().take(MAX_EPISODES) {
-            let tried: Vec<usize> = episode.tried().filter(|&i| self.is_change(i)).collect();
+            let tried = take(episode.tried().filter(|&i| self.is_change(i)).collect());
             if !tried.is_empty() {
                 let shown: Vec<String> = tried.iter().take(3).map(|&i| self.step(i)).collect();
                 let more = match tried.len().saturating_sub(3) {
@@ -281,11 +289,12 @@ impl NoteWriter<'_, '_> {
                     codes(&ranked(looked.into_iter()), 5)
                 ));
             }
-            let fix: Vec<usize> = episode.fix().filter(|&i| self.is_change(i)).collect();
+            let changed = episode.fix().any(|i| self.is_change(i));
+            let fix = take(episode.fix().filter(|&i| self.is_change(i)).collect());
+            steps.extend(fix.iter().map(|&i| self.step(i)));
             match episode.resolution {
                 Some(resolved) => {
-                    steps.extend(fix.iter().map(|&i| self.step(i)));
-                    if fix.is_empty() {
+                    if !changed {
                         steps.push("Re-ran without changes: the failure did not recur.".into());
                     }
                     let tests = self.failing_tests(episode);
@@ -297,13 +306,10 @@ impl NoteWriter<'_, '_> {
                     };
                     steps.push(format!("{} passed{now}.", self.label(resolved)));
                 }
-                None => {
-                    steps.extend(fix.iter().map(|&i| self.step(i)));
-                    steps.push(format!(
-                        "Not resolved in this session: {} was still failing.",
-                        self.label(episode.last_failure())
-                    ));
-                }
+                None => steps.push(format!(
+                    "Not resolved in this session: {} was still failing.",
+                    self.label(episode.last_failure())
+                )),
             }
         }
         if steps.len() > MAX_STEPS {
