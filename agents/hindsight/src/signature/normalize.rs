@@ -22,8 +22,8 @@ use super::recognize::{Frame, RawError};
 use super::{ErrorSignature, MAX_CONTEXT_PATTERNS, MAX_STACK_PATTERNS};
 
 /// Every placeholder a message pattern can contain.
-pub const PLACEHOLDERS: [&str; 10] = [
-    "<Q>", "<PATH>", "<URL>", "<TS>", "<UUID>", "<HEX>", "<ADDR>", "<N>", "<ID>", "<T>",
+pub const PLACEHOLDERS: [&str; 11] = [
+    "<Q>", "<PATH>", "<URL>", "<TS>", "<UUID>", "<HEX>", "<ADDR>", "<N>", "<ID>", "<T>", "<SECRET>",
 ];
 
 /// Longest message pattern kept, in bytes.
@@ -47,6 +47,7 @@ regex!(
     DID_YOU_MEAN,
     r"(?i)[.;,]?\s*did you mean:?\s*(.+?)\s*\??\s*$"
 );
+regex!(REDACTED, r"\[REDACTED:[\w-]+\]");
 regex!(URL, r#"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'"`<>)\]]+"#);
 regex!(
     TIMESTAMP,
@@ -99,6 +100,8 @@ pub(crate) fn normalize_into(raw: &str, context: &mut BTreeSet<String>) -> Strin
         }
         text.truncate(found.get(0).map_or(text.len(), |m| m.start()));
     }
+    // aeterna-redact's markers (`[REDACTED:github-token]`): the secret varies, its kind not.
+    let text = REDACTED.replace_all(&text, "<SECRET>");
     let text = replace_quoted(&text, context);
     let text = URL.replace_all(&text, "<URL>");
     let text = TIMESTAMP.replace_all(&text, "<TS>");

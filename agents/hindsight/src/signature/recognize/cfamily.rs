@@ -69,10 +69,11 @@ pub(super) fn recognize(lines: &[&str], index: usize) -> Option<Found> {
 fn diagnostic(lines: &[&str], index: usize, found: &regex::Captures<'_>) -> Option<Found> {
     // Excerpt and caret lines are indented; `note:` lines belong to this diagnostic too.
     let end = until(lines, index + 1, |l| {
-        !(l.starts_with(' ') || l.starts_with('\t'))
-            && !DIAGNOSTIC
-                .captures(l)
-                .is_some_and(|c| &c["level"] == "note")
+        let indented = l.starts_with(' ') || l.starts_with('\t');
+        let note = DIAGNOSTIC
+            .captures(l)
+            .is_some_and(|c| &c["level"] == "note");
+        !(indented || note)
     });
     match &found["level"] {
         "warning" | "note" => return Found::skip(end),

@@ -60,11 +60,11 @@ pub(super) fn recognize(lines: &[&str], index: usize) -> Option<Found> {
         let mut message =
             message.replace("declared and not used: <ID>", "<ID> declared and not used");
         // Where the value was used (`in argument to f`, `in return statement`) is context.
-        if message.starts_with("cannot use <ID>") {
-            if let Some(at) = message.find(" value in ") {
-                quoted.push(message[at + " value in ".len()..].to_string());
-                message.truncate(at + " value".len());
-            }
+        if message.starts_with("cannot use <ID>")
+            && let Some(at) = message.find(" value in ")
+        {
+            quoted.push(message[at + " value in ".len()..].to_string());
+            message.truncate(at + " value".len());
         }
         let mut error = RawError::new(Language::Go, None, message).tool("go");
         error.quoted = quoted;
@@ -86,10 +86,10 @@ pub(super) fn recognize(lines: &[&str], index: usize) -> Option<Found> {
                 file.as_ref().map(|f| &f["path"]),
                 Some(func["func"].trim_end_matches("(...)")),
             ));
-            if let Some(file) = file {
-                if error.paths.is_empty() {
-                    error.paths.push(file["path"].to_string());
-                }
+            if let Some(file) = file
+                && error.paths.is_empty()
+            {
+                error.paths.push(file["path"].to_string());
             }
         }
     }
