@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use aeterna_context::ContextConfig;
+use aeterna_hindsight::HindsightConfig;
 use aeterna_memory::MemoryConfig;
 use anyhow::{Context, bail};
 use figment::Figment;
@@ -16,7 +17,7 @@ use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
 /// The top-level keys of [`Config`]; environment variables outside them are not ours.
-const SECTIONS: [&str; 9] = [
+const SECTIONS: [&str; 10] = [
     "listen",
     "data_dir",
     "log_format",
@@ -26,6 +27,7 @@ const SECTIONS: [&str; 9] = [
     "memory",
     "embedder",
     "context",
+    "hindsight",
 ];
 
 /// Everything `aeterna serve` and `aeterna mcp` can be told.
@@ -47,6 +49,8 @@ pub struct Config {
     pub embedder: EmbedderConfig,
     /// The Context Architect: budgets, relevance, cache and summary triggers.
     pub context: ContextConfig,
+    /// Hindsight Learning: match threshold, scoring weights and promotion rules.
+    pub hindsight: HindsightConfig,
 }
 
 impl Default for Config {
@@ -61,6 +65,7 @@ impl Default for Config {
             memory: MemoryConfig::default(),
             embedder: EmbedderConfig::default(),
             context: ContextConfig::default(),
+            hindsight: HindsightConfig::default(),
         }
     }
 }
@@ -262,6 +267,9 @@ impl Config {
             bail!("invalid configuration: memory.max_page_size must be at least 1");
         }
         if let Err(error) = self.context.validate() {
+            bail!("invalid configuration: {error}");
+        }
+        if let Err(error) = self.hindsight.validate() {
             bail!("invalid configuration: {error}");
         }
         Ok(())

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use aeterna_context::ContextArchitect;
+use aeterna_hindsight::HindsightService;
 use aeterna_memory::MemoryService;
 use anyhow::Context;
 
@@ -19,6 +20,7 @@ pub struct AppState {
     pub auth: Arc<Authenticator>,
     pub metrics: Arc<Metrics>,
     pub context: Arc<ContextArchitect>,
+    pub hindsight: Arc<HindsightService>,
 }
 
 impl AppState {
@@ -42,12 +44,15 @@ impl AppState {
         let context = ContextArchitect::start(memory.clone(), config.context.clone())
             .context("cannot start the Context Architect")?;
         context.metrics().register(metrics.registry_mut());
+        let hindsight = HindsightService::new(memory.clone(), config.hindsight.clone())
+            .context("cannot start Hindsight")?;
         Ok(AppState {
             config: Arc::new(config),
             memory,
             auth,
             metrics: Arc::new(metrics),
             context,
+            hindsight: Arc::new(hindsight),
         })
     }
 }

@@ -4,5 +4,6 @@
 
 pub mod compat;
 pub mod context;
+pub mod hindsight;
 pub mod memory;
 pub mod schema;

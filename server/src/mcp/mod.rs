@@ -8,6 +8,7 @@
 //! shape the result with [`respond`].
 
 mod context;
+mod hindsight;
 mod memory;
 
 use std::sync::Arc;
@@ -43,6 +44,7 @@ before starting work and when stuck.
 - context_assemble gives the most relevant memories of every layer, deduplicated and within a \
 token budget, as Markdown: call it at the start of a task. summary_get reads a layer's summary \
 (sentence, paragraph or detailed); summary_refresh regenerates summaries now.
+- When a build, test or command fails, hindsight_query with the raw error output finds fixes that worked before. After fixing it, hindsight_resolve records the fix (hindsight_capture records an error alone), and hindsight_feedback reports whether a suggested fix worked.
 Errors say which argument to fix.";
 
 /// The MCP handler. One instance per HTTP session or stdio connection; cheap to create.
@@ -57,7 +59,7 @@ pub struct AeternaMcp {
 impl AeternaMcp {
     /// Every tool the server offers. Agent modules add their routers here.
     pub fn tool_router() -> ToolRouter<Self> {
-        Self::memory_router() + Self::context_router()
+        Self::memory_router() + Self::context_router() + Self::hindsight_router()
     }
 
     /// A handler for HTTP sessions: the caller comes from the request (see

@@ -1,0 +1,294 @@
+//! Hindsight Learning's operations behind the `hindsight_*` MCP tools: argument types (with the
+//! JSON schemas agents see) and plain async functions over [`HindsightService`].
+
+use aeterna_hindsight::{
+    ApproveRequest, CaptureOutcome, CaptureRequest, Changes, ErrorSignature, FeedbackOutcome,
+    FeedbackRequest, FileChange, HindsightError, HindsightService, Language, Promotion,
+    PromotionStatus, QueryOutcome, QueryRequest, ResolveOutcome, ResolveRequest,
+};
+use aeterna_memory::{Identity, Layer};
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::memory::parse_layer;
+use crate::config::IdentityFields;
+
+/// Promotions listed when the caller does not say.
+pub const DEFAULT_PROMOTIONS_LIMIT: usize = 20;
+
+/// Arguments of `hindsight_capture`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct CaptureArgs {
+    /// The raw output of the failing compiler, test run, program or shell command. Several
+    /// errors in it become several signatures; secrets and e-mail addresses are redacted.
+    pub error_text: String,
+    /// Where to record it (default `project`; its scope comes from the matching id).
+    #[serde(default)]
+    #[schemars(schema_with = "optional_layer_schema")]
+    pub layer: Option<String>,
+    #[serde(flatten)]
+    pub identity: IdentityFields,
+}
+
+/// A signature given directly instead of raw error text.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SignatureArgs {
+    /// `E0308`, `TS2322`, `ModuleNotFoundError`, `java.lang.NullPointerException`…
+    pub error_type: String,
+    /// The message with varying parts as placeholders (`<Q>`, `<PATH>`, `<N>`…).
+    pub message_pattern: String,
+    /// rust, python, javascript, typescript, java, kotlin, go, c, cpp, shell or unknown.
+    pub language: String,
+    #[serde(default)]
+    pub stack_patterns: Vec<String>,
+    #[serde(default)]
+    pub context_patterns: Vec<String>,
+}
+
+/// Arguments of `hindsight_query`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct QueryArgs {
+    /// Raw error output to look up (or pass `signature`).
+    #[serde(default)]
+    pub error_text: Option<String>,
+    /// A signature to look up (or pass `error_text`).
+    #[serde(default)]
+    pub signature: Option<SignatureArgs>,
+    /// Most matches to return (default 5).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// The score a stored error needs to count as a match, 0 to 1 (default 0.8).
+    #[serde(default)]
+    pub threshold: Option<f32>,
+    #[serde(flatten)]
+    pub identity: IdentityFields,
+}
+
+/// One changed file.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileChangeArgs {
+    pub file: String,
+    /// What was changed in it.
+    pub summary: String,
+}
+
+/// Arguments of `hindsight_resolve`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ResolveArgs {
+    /// The signature to attach the fix to (from `hindsight_capture` or `hindsight_query`).
+    #[serde(default)]
+    pub signature_id: Option<String>,
+    /// Or the raw error text; it is captured first.
+    #[serde(default)]
+    pub error_text: Option<String>,
+    /// What fixed the error, for the next one who meets it.
+    pub description: String,
+    /// The change as a unified diff.
+    #[serde(default)]
+    pub diff: Option<String>,
+    /// Or the files changed, with a summary each.
+    #[serde(default)]
+    pub files: Vec<FileChangeArgs>,
+    /// Where the resolution lives (default: the signature's layer).
+    #[serde(default)]
+    #[schemars(schema_with = "optional_layer_schema")]
+    pub layer: Option<String>,
+    #[serde(flatten)]
+    pub identity: IdentityFields,
+}
+
+/// Arguments of `hindsight_feedback`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct FeedbackArgs {
+    /// The resolution that was applied.
+    pub resolution_id: String,
+    /// Whether it fixed the error.
+    pub success: bool,
+    #[serde(default)]
+    pub comment: Option<String>,
+    #[serde(flatten)]
+    pub identity: IdentityFields,
+}
+
+/// Arguments of `hindsight_approve`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ApproveArgs {
+    /// The pending promotion (from `hindsight_feedback` or `hindsight_promotions`).
+    pub promotion_id: String,
+    /// `false` rejects it (default `true`).
+    #[serde(default)]
+    pub approve: Option<bool>,
+    #[serde(flatten)]
+    pub identity: IdentityFields,
+}
+
+/// Arguments of `hindsight_promotions`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct PromotionsArgs {
+    /// `pending`, `promoted` or `rejected`; every status when left out.
+    #[serde(default)]
+    #[schemars(schema_with = "status_schema")]
+    pub status: Option<String>,
+    /// Most promotions to list, 1 to 100 (default 20).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    #[serde(flatten)]
+    pub identity: IdentityFields,
+}
+
+/// The result of `hindsight_promotions`.
+#[derive(Debug, Serialize)]
+pub struct PromotionList {
+    pub promotions: Vec<Promotion>,
+}
+
+fn optional_layer_schema(_: &mut SchemaGenerator) -> Schema {
+    let names: Vec<&str> = Layer::ALL.iter().map(|layer| layer.as_str()).collect();
+    json_schema!({ "type": ["string", "null"], "enum": names })
+}
+
+fn status_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": ["string", "null"], "enum": ["pending", "promoted", "rejected"] })
+}
+
+fn layer(field: &str, value: Option<&str>) -> Result<Option<Layer>, HindsightError> {
+    value
+        .map(|v| parse_layer(field, v).map_err(|e| HindsightError::invalid(e.to_string())))
+        .transpose()
+}
+
+fn id(field: &str, value: &str) -> Result<Uuid, HindsightError> {
+    value.trim().parse().map_err(|_| {
+        HindsightError::invalid(format!("`{field}` is `{value}`, which is not a UUID"))
+    })
+}
+
+impl SignatureArgs {
+    fn into_signature(self) -> Result<ErrorSignature, HindsightError> {
+        let language: Language = self
+            .language
+            .parse()
+            .map_err(|e: String| HindsightError::invalid(format!("`signature.language`: {e}")))?;
+        Ok(ErrorSignature {
+            error_type: self.error_type,
+            message_pattern: self.message_pattern,
+            stack_patterns: self.stack_patterns,
+            context_patterns: self.context_patterns,
+            language,
+            embedding: None,
+        })
+    }
+}
+
+pub async fn capture(
+    hindsight: &HindsightService,
+    who: &Identity,
+    args: CaptureArgs,
+) -> Result<CaptureOutcome, HindsightError> {
+    let layer = layer("layer", args.layer.as_deref())?;
+    hindsight
+        .capture(
+            who,
+            CaptureRequest {
+                error_text: args.error_text,
+                layer,
+            },
+        )
+        .await
+}
+
+pub async fn query(
+    hindsight: &HindsightService,
+    who: &Identity,
+    args: QueryArgs,
+) -> Result<QueryOutcome, HindsightError> {
+    let signature = args
+        .signature
+        .map(SignatureArgs::into_signature)
+        .transpose()?;
+    let request = QueryRequest {
+        error_text: args.error_text,
+        signature,
+        limit: args.limit,
+        threshold: args.threshold,
+    };
+    hindsight.query(who, request).await
+}
+
+pub async fn resolve(
+    hindsight: &HindsightService,
+    who: &Identity,
+    args: ResolveArgs,
+) -> Result<ResolveOutcome, HindsightError> {
+    let request = ResolveRequest {
+        signature_id: args
+            .signature_id
+            .as_deref()
+            .map(|v| id("signature_id", v))
+            .transpose()?,
+        error_text: args.error_text,
+        description: args.description,
+        changes: Changes {
+            diff: args.diff,
+            files: args
+                .files
+                .into_iter()
+                .map(|f| FileChange {
+                    file: f.file,
+                    summary: f.summary,
+                })
+                .collect(),
+        },
+        layer: layer("layer", args.layer.as_deref())?,
+    };
+    hindsight.resolve(who, request).await
+}
+
+pub async fn feedback(
+    hindsight: &HindsightService,
+    who: &Identity,
+    args: FeedbackArgs,
+) -> Result<FeedbackOutcome, HindsightError> {
+    let request = FeedbackRequest {
+        resolution_id: id("resolution_id", &args.resolution_id)?,
+        success: args.success,
+        comment: args.comment,
+    };
+    hindsight.feedback(who, request).await
+}
+
+pub async fn approve(
+    hindsight: &HindsightService,
+    who: &Identity,
+    args: ApproveArgs,
+) -> Result<Promotion, HindsightError> {
+    let request = ApproveRequest {
+        promotion_id: id("promotion_id", &args.promotion_id)?,
+        approve: args.approve.unwrap_or(true),
+    };
+    hindsight.approve(who, request).await
+}
+
+pub async fn promotions(
+    hindsight: &HindsightService,
+    who: &Identity,
+    args: PromotionsArgs,
+) -> Result<PromotionList, HindsightError> {
+    let status = match args.status.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some("pending") => Some(PromotionStatus::Pending),
+        Some("promoted") => Some(PromotionStatus::Promoted),
+        Some("rejected") => Some(PromotionStatus::Rejected),
+        Some(other) => {
+            return Err(HindsightError::invalid(format!(
+                "`status` is `{other}`; expected pending, promoted or rejected"
+            )));
+        }
+    };
+    let limit = args.limit.unwrap_or(DEFAULT_PROMOTIONS_LIMIT);
+    let promotions = hindsight.promotions(who, status, limit).await?;
+    Ok(PromotionList { promotions })
+}

@@ -1,0 +1,179 @@
+//! Hindsight Learning's tools: `hindsight_capture`, `hindsight_query`, `hindsight_resolve`,
+//! `hindsight_feedback`, `hindsight_approve` and `hindsight_promotions`. Each builds the
+//! caller's identity, calls [`crate::domain::hindsight`] and shapes the result.
+
+use aeterna_hindsight::HindsightError;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::{tool, tool_router};
+use serde::Serialize;
+
+use super::{AeternaMcp, Caller, respond};
+use crate::domain::hindsight::{
+    self, ApproveArgs, CaptureArgs, FeedbackArgs, PromotionsArgs, QueryArgs, ResolveArgs,
+};
+
+/// [`respond`] for Hindsight's errors.
+fn answer<T: Serialize>(tool: &str, result: Result<T, HindsightError>) -> CallToolResult {
+    match result {
+        Ok(value) => respond(tool, Ok(value)),
+        Err(HindsightError::Memory(error)) => respond::<T>(tool, Err(error)),
+        Err(error) => {
+            if error.is_caller_error() {
+                tracing::debug!(tool, %error, "tool refused its input");
+            } else {
+                tracing::warn!(tool, %error, "tool failed");
+            }
+            CallToolResult::error(vec![ContentBlock::text(format!("{tool}: {error}"))])
+        }
+    }
+}
+
+#[tool_router(router = hindsight_router, vis = "pub(crate)")]
+impl AeternaMcp {
+    /// Record a failure: pass the raw output of the failing compiler, test run, program or
+    /// shell command. Each error in it becomes a normalised signature (paths, lines, ids and
+    /// identifiers replaced by placeholders); a repeat of a known error raises its
+    /// `occurrence_count`. Secrets are redacted before storage.
+    #[tool(
+        name = "hindsight_capture",
+        annotations(
+            title = "Record an error",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn hindsight_capture(
+        &self,
+        Caller(caller): Caller,
+        Parameters(args): Parameters<CaptureArgs>,
+    ) -> CallToolResult {
+        let who = caller.identity(&args.identity);
+        answer(
+            "hindsight_capture",
+            hindsight::capture(&self.state.hindsight, &who, args).await,
+        )
+    }
+
+    /// Look up how an error was fixed before: pass the raw error output (or a signature).
+    /// Returns matches scoring at least the threshold (0.8 by default), each with its
+    /// resolutions ranked by confidence-adjusted success rate; `status` is
+    /// `no_known_resolution` when nothing scores that high. Use it when a build or test fails.
+    #[tool(
+        name = "hindsight_query",
+        annotations(
+            title = "Find known fixes",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn hindsight_query(
+        &self,
+        Caller(caller): Caller,
+        Parameters(args): Parameters<QueryArgs>,
+    ) -> CallToolResult {
+        let who = caller.identity(&args.identity);
+        answer(
+            "hindsight_query",
+            hindsight::query(&self.state.hindsight, &who, args).await,
+        )
+    }
+
+    /// Attach what fixed an error: a description plus the change (a unified `diff`, or
+    /// `files` with a summary each), to a `signature_id` or to raw `error_text`. The fix is
+    /// also stored as a Markdown memory of kind `hindsight`.
+    #[tool(
+        name = "hindsight_resolve",
+        annotations(
+            title = "Record a fix",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn hindsight_resolve(
+        &self,
+        Caller(caller): Caller,
+        Parameters(args): Parameters<ResolveArgs>,
+    ) -> CallToolResult {
+        let who = caller.identity(&args.identity);
+        answer(
+            "hindsight_resolve",
+            hindsight::resolve(&self.state.hindsight, &who, args).await,
+        )
+    }
+
+    /// Report that a resolution was applied and whether it worked. Updates its success rate;
+    /// a resolution that keeps working is promoted to the next broader layer (project → team
+    /// → org → company), or queued for approval where that layer requires it.
+    #[tool(
+        name = "hindsight_feedback",
+        annotations(
+            title = "Report a fix's outcome",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn hindsight_feedback(
+        &self,
+        Caller(caller): Caller,
+        Parameters(args): Parameters<FeedbackArgs>,
+    ) -> CallToolResult {
+        let who = caller.identity(&args.identity);
+        answer(
+            "hindsight_feedback",
+            hindsight::feedback(&self.state.hindsight, &who, args).await,
+        )
+    }
+
+    /// Approve (or, with `approve: false`, reject) a pending promotion. Needs the target
+    /// layer's scope (`team_id` for a promotion into a team). Deciding twice changes nothing.
+    #[tool(
+        name = "hindsight_approve",
+        annotations(
+            title = "Decide a promotion",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn hindsight_approve(
+        &self,
+        Caller(caller): Caller,
+        Parameters(args): Parameters<ApproveArgs>,
+    ) -> CallToolResult {
+        let who = caller.identity(&args.identity);
+        answer(
+            "hindsight_approve",
+            hindsight::approve(&self.state.hindsight, &who, args).await,
+        )
+    }
+
+    /// List promotions into your scopes, newest first; `status: "pending"` shows what awaits
+    /// approval.
+    #[tool(
+        name = "hindsight_promotions",
+        annotations(
+            title = "List promotions",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn hindsight_promotions(
+        &self,
+        Caller(caller): Caller,
+        Parameters(args): Parameters<PromotionsArgs>,
+    ) -> CallToolResult {
+        let who = caller.identity(&args.identity);
+        answer(
+            "hindsight_promotions",
+            hindsight::promotions(&self.state.hindsight, &who, args).await,
+        )
+    }
+}
