@@ -25,6 +25,16 @@ max_tokens = 2000
     sample.repeat(bytes / sample.len() + 1)[..bytes].to_owned()
 }
 
+/// Test-runner output without any credential word: what the pre-check settles alone.
+fn log_corpus(bytes: usize) -> String {
+    let sample = "test executor::tests::chain_runs_in_priority_order ... ok\n\
+                  test loader::tests::rejects_a_core_module ... ok\n\
+                  test state::overlay::tests::evicts_least_recently_used ... ok\n\
+                     Compiling aeterna-host v0.1.0 (/work/main/host)\n\
+                  warning: unused variable: `count` --> host/src/executor.rs:42:9\n";
+    sample.repeat(bytes / sample.len() + 1)[..bytes].to_owned()
+}
+
 /// The same corpus with a secret every ~1 KiB.
 fn dirty_corpus(bytes: usize) -> String {
     let secrets = [
@@ -56,6 +66,15 @@ fn bench(c: &mut Criterion) {
         });
         group.bench_with_input(BenchmarkId::new("with-secrets", size), &dirty, |b, text| {
             b.iter(|| redactor.redact(text).total())
+        });
+        // The compile-free pre-check alone, as a fresh wasm instance runs it on clean text.
+        let log = log_corpus(size);
+        assert!(!aeterna_redact::may_contain_secrets(
+            &log,
+            Options::default()
+        ));
+        group.bench_with_input(BenchmarkId::new("pre-check-log", size), &log, |b, text| {
+            b.iter(|| aeterna_redact::may_contain_secrets(text, Options::default()))
         });
     }
     group.finish();

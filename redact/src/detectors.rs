@@ -96,21 +96,21 @@ impl Detector {
 /// escaped newlines, but no quotes, brackets or backticks, so prose that merely mentions a BEGIN
 /// line and, pages later, an END line is not swallowed. An empty block is not a key.
 const PRIVATE_KEY: &str = r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:[A-Za-z0-9+/=\s:,.\\-]*?[A-Za-z0-9+/]{16}[A-Za-z0-9+/=\s:,.\\-]*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|(?:(?:\s|\\[nr])*[A-Za-z0-9+/=]{16,})+)";
-const AWS_ACCESS_KEY_ID: &str = r"(?-u:\b)(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?-u:\b)";
-const GITHUB_TOKEN: &str =
-    r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,255})(?-u:\b)";
-const SLACK_TOKEN: &str = r"(?-u:\b)(?:xox[a-z]|xapp)-[A-Za-z0-9-]{10,250}";
+const AWS_ACCESS_KEY_ID: &str = r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b";
+const GITHUB_TOKEN: &str = r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})\b";
+const SLACK_TOKEN: &str = r"\b(?:xox[a-z]|xapp)-[A-Za-z0-9-]{10,}";
 const SLACK_WEBHOOK: &str =
     r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{8,}";
 /// Header and payload are base64url JSON objects, so both start with `eyJ` (`{"`).
-const JWT: &str = r"(?-u:\b)eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*";
+const JWT: &str = r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*";
+/// User and password are RFC 3986 user-info characters (no quotes, spaces, `/`, `@`).
 const URL_PASSWORD: &str =
-    r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/?#@'"<>]{1,256}:[^\s/?#@'"<>]{1,256}@"#;
-const BEARER: &str = r"(?i:(?-u:\b)bearer)[ \t]+[A-Za-z0-9._~+/-]{20,}=*";
+    r"\b[A-Za-z][A-Za-z0-9+.-]*://[A-Za-z0-9._~%!$&()*+,;=-]+:[A-Za-z0-9._~%!$&()*+,;=:-]+@";
+const BEARER: &str = r"(?i:\bbearer)[ \t]+[A-Za-z0-9._~+/-]{20,}=*";
 /// A key whose last word is credential-like, optionally quoted (also JSON-escaped), then `=`,
 /// `:`, `=>` or `:=`. The value is parsed by [`assignment::value`].
-const ASSIGNMENT: &str = r#"(?i)["'`]?[A-Za-z0-9_.-]*(?:password|passwd|pwd|passphrase|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key|token|credentials?)(?-u:\b)(?:\\?["'`])?[ \t]*(?:=>|:=|[:=])[ \t]*"#;
-const EMAIL: &str = r"(?-u:\b)[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}(?-u:\b)";
+const ASSIGNMENT: &str = r#"(?i)["'`]?[A-Za-z0-9_.-]*(?:password|passwd|pwd|passphrase|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key|token|credentials?)\b(?:\\?["'`])?[ \t]*(?:=>|:=|[:=])[ \t]*"#;
+const EMAIL: &str = r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b";
 
 /// The detectors in priority order: when two match at the same position, the first wins.
 pub(crate) fn table(emails: bool) -> Vec<(Detector, &'static str)> {

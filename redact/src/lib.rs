@@ -39,22 +39,29 @@
 //!
 //! All detectors are compiled into one multi-pattern regex and searched in one pass. When
 //! nothing matches, [`Redactor::redact`] returns the input borrowed and allocates nothing. Build a
-//! [`Redactor`] once ([`Redactor::shared`] does that for you): compiling the patterns costs far
-//! more than scanning a page of text.
+//! [`Redactor`] once ([`Redactor::shared`] does that for you): compiling the patterns (a few
+//! hundred microseconds) costs far more than scanning a page of text. [`redact`] and
+//! [`redact_with`] go further: a compile-free pre-check ([`may_contain_secrets`]) settles text
+//! that no detector could match, and the detectors are built only when needed. That is what
+//! the `secret-redactor` extension uses, since each of its callbacks starts from a fresh
+//! WebAssembly instance.
 
 mod assignment;
 mod detectors;
 mod kind;
+mod quick;
 
 use std::borrow::Cow;
 use std::fmt;
 use std::sync::OnceLock;
 
 use regex_automata::meta::Regex;
+use regex_automata::nfa::thompson::WhichCaptures;
 use regex_automata::{Input, MatchKind};
 
 use detectors::{Detector, Verdict};
 pub use kind::SecretKind;
+pub use quick::may_contain_secrets;
 
 /// What to look for beyond secrets.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -77,9 +84,22 @@ impl fmt::Debug for Redactor {
     }
 }
 
-/// Redacts `text` with the default options (no e-mail addresses), using a shared [`Redactor`].
+/// Redacts `text` with the default options (no e-mail addresses); see [`redact_with`].
 pub fn redact(text: &str) -> Redaction<'_> {
-    Redactor::shared(Options::default()).redact(text)
+    redact_with(text, Options::default())
+}
+
+/// Redacts `text` with the shared [`Redactor`] for `options`, compiling it only if
+/// [`may_contain_secrets`] says it could find something: clean text costs one cheap pass and
+/// never builds the detectors (which matters in a fresh WebAssembly instance).
+pub fn redact_with(text: &str, options: Options) -> Redaction<'_> {
+    if !may_contain_secrets(text, options) {
+        return Redaction {
+            text: Cow::Borrowed(text),
+            counts: [0; SecretKind::ALL.len()],
+        };
+    }
+    Redactor::shared(options).redact(text)
 }
 
 impl Redactor {
@@ -88,7 +108,20 @@ impl Redactor {
         let (detectors, patterns): (Vec<Detector>, Vec<&str>) =
             detectors::table(options.emails).into_iter().unzip();
         let regex = Regex::builder()
-            .configure(Regex::config().match_kind(MatchKind::LeftmostFirst))
+            // Every pattern is ASCII, so matches start and end on character boundaries; byte
+            // classes compile far faster than Unicode ones.
+            .syntax(regex_automata::util::syntax::Config::new().unicode(false))
+            .configure(
+                Regex::config()
+                    .match_kind(MatchKind::LeftmostFirst)
+                    .which_captures(WhichCaptures::Implicit)
+                    // Compiling is most of the cost of a fresh wasm instance: skip the engines
+                    // and the literal prefilter (hundreds of case-insensitive literals) that do
+                    // not pay for themselves here. The lazy DFA does the scanning.
+                    .onepass(false)
+                    .backtrack(false)
+                    .auto_prefilter(false),
+            )
             .build_many(&patterns)
             .expect("the built-in detector patterns compile (checked by the crate's tests)");
         Redactor { regex, detectors }

@@ -455,3 +455,66 @@ fn random_mixtures_never_panic_or_leak() {
         }
     }
 }
+
+/// The compile-free pre-check never calls a text clean that the detectors would change.
+#[test]
+fn the_pre_check_never_misses_what_the_detectors_find() {
+    let fragments = [
+        " ",
+        "\n",
+        "=",
+        ":",
+        "\"",
+        "@",
+        "://",
+        "ana",
+        "example.com",
+        "host",
+        "-----BEGIN ",
+        "PRIVATE KEY-----",
+        "AKIAIOSFODNN7EXAMPLE",
+        GITHUB_CLASSIC,
+        SLACK_BOT,
+        SLACK_HOOK,
+        JWT,
+        "Bearer ",
+        "4f8a1c2e9b7d6a5f3e2d1c0b9a8f7e6d",
+        "PASSWORD",
+        "pwd",
+        "Secret",
+        "api_key",
+        "token",
+        "credentials",
+        "hunter22",
+        "x",
+        "postgres",
+        "é",
+    ];
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    for emails in [false, true] {
+        let options = Options { emails };
+        let redactor = Redactor::new(options);
+        for _ in 0..5000 {
+            let text: String = (0..next(10) + 1)
+                .map(|_| fragments[next(fragments.len())])
+                .collect();
+            if !aeterna_redact::may_contain_secrets(&text, options) {
+                assert!(
+                    redactor.redact(&text).is_clean(),
+                    "the pre-check missed {text:?}"
+                );
+            }
+            assert_eq!(
+                aeterna_redact::redact_with(&text, options),
+                redactor.redact(&text),
+                "{text:?}"
+            );
+        }
+    }
+}

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use aeterna_extension_sdk::{
     ExtError, Extension, Hook, Message, Registration, config, export_extension, info, state,
 };
-use aeterna_redact::{Options, Redaction, Redactor};
+use aeterna_redact::{Options, Redaction, redact_with};
 use serde::{Deserialize, Serialize};
 
 /// The state key holding [`Counts`].
@@ -50,10 +50,10 @@ impl Extension for SecretRedactor {
     }
 
     fn on_input_messages(mut messages: Vec<Message>) -> Result<Vec<Message>, ExtError> {
-        let redactor = redactor()?;
+        let options = options()?;
         let mut found = Found::default();
         for message in &mut messages {
-            let redaction = redactor.redact(&message.content);
+            let redaction = redact_with(&message.content, options);
             if !redaction.is_clean() {
                 found.add(&redaction);
                 message.content = redaction.into_text().into_owned();
@@ -64,7 +64,7 @@ impl Extension for SecretRedactor {
     }
 
     fn on_llm_output(text: String) -> Result<String, ExtError> {
-        let redaction = redactor()?.redact(&text);
+        let redaction = redact_with(&text, options()?);
         if redaction.is_clean() {
             return Ok(text);
         }
@@ -77,9 +77,11 @@ impl Extension for SecretRedactor {
 
 export_extension!(SecretRedactor);
 
-fn redactor() -> Result<&'static Redactor, ExtError> {
+/// The redaction options from config. `redact_with` builds the detectors only for text that may
+/// hold a secret: each callback runs in a fresh instance, and building them is the main cost.
+fn options() -> Result<Options, ExtError> {
     let emails = config::parse_or("redact_emails", false)?;
-    Ok(Redactor::shared(Options { emails }))
+    Ok(Options { emails })
 }
 
 /// Findings of one callback, by kind.
