@@ -109,3 +109,28 @@ fn a_missing_workspace_is_a_clear_error() {
         "{error}"
     );
 }
+
+#[test]
+fn test_guests_build_apart_from_the_samples() {
+    let dir = aeterna_testkit::test_guests().expect("tests/guests builds");
+    assert!(
+        dir.ends_with("wasm-guests/test-guests"),
+        "{}",
+        dir.display()
+    );
+    let components: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "wasm"))
+        .collect();
+    assert!(!components.is_empty());
+    for component in &components {
+        let name = component.file_name().unwrap().to_str().unwrap();
+        assert!(
+            !["secret_redactor.wasm", "todo_tags.wasm"].contains(&name),
+            "no sample among the test guests: {name}"
+        );
+        let bytes = std::fs::read(component).unwrap();
+        assert_eq!(&bytes[..4], b"\0asm", "{name}");
+    }
+}
