@@ -1,0 +1,262 @@
+//! `context_assemble` over the memory bench's 100k-memory corpus (5 layers, embedded profile,
+//! budget 4000), with a cold and a warm result cache, and the summary refresh of a 1,000-item
+//! layer on the deterministic path.
+//!
+//! The corpus is the one `memory/benches/service.rs` builds: the same text generator (included
+//! from `memory/benches/common`), the same records and the same cached data dir under Cargo's
+//! target tmp dir, so whichever bench runs first builds it and the other reopens it.
+
+#[path = "../../../memory/benches/common/mod.rs"]
+mod common;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use aeterna_context::{AssembleRequest, CacheConfig, ContextArchitect, ContextConfig};
+use aeterna_memory::embed::HashingEmbedder;
+use aeterna_memory::{Identity, Layer, MemoryConfig, MemoryPatch, MemoryService, NewMemory};
+use common::{Rng, memory_text, query_text, report};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+/// The memory bench's corpus: keep these in step with `memory/benches/service.rs`.
+const CORPUS_SIZE: usize = 100_000;
+const CORPUS_VERSION: u32 = 1;
+const LAYERS: [Layer; 5] = [
+    Layer::Agent,
+    Layer::User,
+    Layer::Session,
+    Layer::Project,
+    Layer::Team,
+];
+
+fn who() -> Identity {
+    Identity {
+        tenant_id: "bench".into(),
+        agent_id: Some("agent".into()),
+        user_id: Some("user".into()),
+        session_id: Some("session".into()),
+        project_id: Some("project".into()),
+        team_id: Some("team".into()),
+        org_id: None,
+    }
+}
+
+fn new_memory(rng: &mut Rng, i: usize) -> NewMemory {
+    NewMemory {
+        layer: LAYERS[i % LAYERS.len()],
+        content: format!("{} ({i})", memory_text(rng)),
+        tags: vec![["db", "ci", "net", "ui", "infra"][rng.below(5)].to_string()],
+        metadata: serde_json::json!({"source": "bench"}),
+        kind: None,
+    }
+}
+
+async fn open(dir: &std::path::Path) -> Arc<MemoryService> {
+    let embedder = Arc::new(HashingEmbedder::default());
+    Arc::new(
+        MemoryService::open_embedded(dir, MemoryConfig::default(), embedder)
+            .await
+            .unwrap(),
+    )
+}
+
+/// The shared 100k corpus, generated on first use by whichever bench runs first.
+async fn corpus() -> Arc<MemoryService> {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("memory-corpus-{CORPUS_SIZE}-v{CORPUS_VERSION}"));
+    let complete = dir.join("complete");
+    if !complete.exists() {
+        let _ = std::fs::remove_dir_all(&dir);
+        let service = open(&dir).await;
+        let mut rng = Rng::new(1);
+        for start in (0..CORPUS_SIZE).step_by(1000) {
+            let batch = (start..start + 1000)
+                .map(|i| new_memory(&mut rng, i))
+                .collect();
+            service.add_batch(&who(), batch).await.unwrap();
+        }
+        service.flush().await.unwrap();
+        std::fs::write(&complete, b"").unwrap();
+    }
+    let service = open(&dir).await;
+    assert_eq!(service.stats().await.unwrap().vectors, CORPUS_SIZE as u64);
+    service
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn request(query: &str) -> AssembleRequest {
+    AssembleRequest {
+        query: query.into(),
+        token_budget: Some(4000),
+        ..AssembleRequest::default()
+    }
+}
+
+fn assemble(c: &mut Criterion) {
+    let rt = runtime();
+    let memory = rt.block_on(corpus());
+    let mut rng = Rng::new(7);
+    let queries: Vec<String> = (0..500).map(|_| query_text(&mut rng)).collect();
+    // Cold: entries expire at once, so every call assembles. Warm: the default cache.
+    let cold_config = ContextConfig {
+        cache: CacheConfig {
+            ttl_secs: 0,
+            ..CacheConfig::default()
+        },
+        ..ContextConfig::default()
+    };
+    let (cold, warm) = rt.block_on(async {
+        let cold = ContextArchitect::start(memory.clone(), cold_config).unwrap();
+        let warm = ContextArchitect::start(memory.clone(), ContextConfig::default()).unwrap();
+        let started = Instant::now();
+        let refreshed = cold.refresh(&who(), Some(&LAYERS)).await.unwrap();
+        println!(
+            "summaries of {} scopes (newest 1000 memories each) ready in {:?}",
+            refreshed.len(),
+            started.elapsed()
+        );
+        (cold, warm)
+    });
+
+    rt.block_on(async {
+        let mut utilisation = Vec::new();
+        for (name, architect) in [("cold cache", &cold), ("warm cache", &warm)] {
+            for query in &queries {
+                architect.assemble(&who(), request(query)).await.unwrap();
+            }
+            let mut samples = Vec::new();
+            for query in queries.iter().cycle().take(2000) {
+                let start = Instant::now();
+                let context = architect.assemble(&who(), request(query)).await.unwrap();
+                samples.push(start.elapsed());
+                utilisation.push(context.total_tokens as f64 / 4000.0);
+                std::hint::black_box(context);
+            }
+            report(
+                &format!("context_assemble 100k/5 layers, budget 4000, {name}"),
+                samples,
+            );
+        }
+        utilisation.sort_by(f64::total_cmp);
+        println!(
+            "budget utilisation: p50 {:.2} p95 {:.2}",
+            utilisation[utilisation.len() / 2],
+            utilisation[utilisation.len() * 95 / 100]
+        );
+    });
+
+    let mut group = c.benchmark_group("context_assemble_100k");
+    group
+        .sample_size(100)
+        .measurement_time(Duration::from_secs(10));
+    for (name, architect) in [("cold_cache", &cold), ("warm_cache", &warm)] {
+        let i = AtomicUsize::new(0);
+        group.bench_function(name, |b| {
+            b.to_async(&rt).iter(|| {
+                let query = &queries[i.fetch_add(1, Ordering::Relaxed) % queries.len()];
+                async move { architect.assemble(&who(), request(query)).await.unwrap() }
+            })
+        });
+    }
+    group.finish();
+}
+
+/// Refresh of a 1,000-item layer: listing, hashing, extractive summaries at three depths and
+/// the SQL write. Each measured refresh follows an update, so it always regenerates.
+fn refresh(c: &mut Criterion) {
+    let rt = runtime();
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let (architect, ids) = rt.block_on(async {
+        let memory = open(dir.path()).await;
+        let mut rng = Rng::new(3);
+        let batch = (0..1000)
+            .map(|i| NewMemory {
+                layer: Layer::Project,
+                ..new_memory(&mut rng, i)
+            })
+            .collect();
+        let added = memory.add_batch(&who(), batch).await.unwrap();
+        let ids: Vec<_> = added.into_iter().map(|outcome| outcome.record.id).collect();
+        (
+            ContextArchitect::start(memory, ContextConfig::default()).unwrap(),
+            ids,
+        )
+    });
+    let edits = AtomicUsize::new(0);
+    let touch = || {
+        let n = edits.fetch_add(1, Ordering::Relaxed);
+        let patch = MemoryPatch {
+            content: Some(format!(
+                "Edited note {n}: the refresh bench changed this memory."
+            )),
+            ..MemoryPatch::default()
+        };
+        let (architect, id) = (&architect, ids[n % ids.len()]);
+        async move { architect.memory().update(&who(), id, patch).await }
+    };
+
+    rt.block_on(async {
+        let mut regenerate = Vec::new();
+        let mut skip = Vec::new();
+        for _ in 0..50 {
+            touch().await.unwrap();
+            let start = Instant::now();
+            let outcome = architect
+                .refresh(&who(), Some(&[Layer::Project]))
+                .await
+                .unwrap();
+            regenerate.push(start.elapsed());
+            assert!(outcome[0].regenerated);
+            let start = Instant::now();
+            let outcome = architect
+                .refresh(&who(), Some(&[Layer::Project]))
+                .await
+                .unwrap();
+            skip.push(start.elapsed());
+            assert!(!outcome[0].regenerated);
+        }
+        report(
+            "summary refresh, 1,000-item layer, regenerated (extractive)",
+            regenerate,
+        );
+        report(
+            "summary refresh, 1,000-item layer, unchanged (hash skip)",
+            skip,
+        );
+    });
+
+    let mut group = c.benchmark_group("summary_refresh_1000");
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(10));
+    group.bench_function("regenerate", |b| {
+        b.to_async(&rt).iter_custom(|iters| {
+            let (architect, touch) = (&architect, &touch);
+            async move {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    touch().await.unwrap();
+                    let start = Instant::now();
+                    architect
+                        .refresh(&who(), Some(&[Layer::Project]))
+                        .await
+                        .unwrap();
+                    total += start.elapsed();
+                }
+                total
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, assemble, refresh);
+criterion_main!(benches);
