@@ -11,13 +11,14 @@ use std::path::{Path, PathBuf};
 use aeterna_context::ContextConfig;
 use aeterna_hindsight::HindsightConfig;
 use aeterna_memory::MemoryConfig;
+use aeterna_notes::NotesConfig;
 use anyhow::{Context, bail};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
 /// The top-level keys of [`Config`]; environment variables outside them are not ours.
-const SECTIONS: [&str; 10] = [
+const SECTIONS: [&str; 11] = [
     "listen",
     "data_dir",
     "log_format",
@@ -28,6 +29,7 @@ const SECTIONS: [&str; 10] = [
     "embedder",
     "context",
     "hindsight",
+    "notes",
 ];
 
 /// Everything `aeterna serve` and `aeterna mcp` can be told.
@@ -51,6 +53,8 @@ pub struct Config {
     pub context: ContextConfig,
     /// Hindsight Learning: match threshold, scoring weights and promotion rules.
     pub hindsight: HindsightConfig,
+    /// The Note-Taking agent: capture modes, queue, truncation caps and distillation.
+    pub notes: NotesConfig,
 }
 
 impl Default for Config {
@@ -66,6 +70,7 @@ impl Default for Config {
             embedder: EmbedderConfig::default(),
             context: ContextConfig::default(),
             hindsight: HindsightConfig::default(),
+            notes: NotesConfig::default(),
         }
     }
 }
@@ -270,6 +275,9 @@ impl Config {
             bail!("invalid configuration: {error}");
         }
         if let Err(error) = self.hindsight.validate() {
+            bail!("invalid configuration: {error}");
+        }
+        if let Err(error) = self.notes.validate() {
             bail!("invalid configuration: {error}");
         }
         Ok(())

@@ -101,6 +101,8 @@ impl RunningServer {
                 serve.abort();
             }
         }
+        // Captured trajectories reach storage (and their notes the memory) before it flushes.
+        self.state.notes.shutdown().await;
         self.state
             .memory
             .flush()

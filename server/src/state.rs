@@ -6,6 +6,7 @@ use std::sync::Arc;
 use aeterna_context::ContextArchitect;
 use aeterna_hindsight::HindsightService;
 use aeterna_memory::MemoryService;
+use aeterna_notes::NotesService;
 use anyhow::Context;
 
 use crate::auth::Authenticator;
@@ -21,6 +22,7 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     pub context: Arc<ContextArchitect>,
     pub hindsight: Arc<HindsightService>,
+    pub notes: Arc<NotesService>,
 }
 
 impl AppState {
@@ -46,6 +48,9 @@ impl AppState {
         context.metrics().register(metrics.registry_mut());
         let hindsight = HindsightService::new(memory.clone(), config.hindsight.clone())
             .context("cannot start Hindsight")?;
+        let notes = NotesService::start(config.notes.clone(), memory.clone())
+            .context("cannot start the Note-Taking agent")?;
+        notes.register_metrics(metrics.registry_mut());
         Ok(AppState {
             config: Arc::new(config),
             memory,
@@ -53,6 +58,7 @@ impl AppState {
             metrics: Arc::new(metrics),
             context,
             hindsight: Arc::new(hindsight),
+            notes,
         })
     }
 }

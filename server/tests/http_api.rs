@@ -39,14 +39,24 @@ async fn tools_are_listed_with_schemas_and_annotations() {
         names,
         [
             "context_assemble",
+            "hindsight_approve",
+            "hindsight_capture",
+            "hindsight_feedback",
+            "hindsight_promotions",
+            "hindsight_query",
+            "hindsight_resolve",
             "memory_add",
             "memory_delete",
             "memory_get",
             "memory_list",
             "memory_search",
             "memory_update",
+            "note_distill",
+            "note_get",
+            "note_list",
             "summary_get",
-            "summary_refresh"
+            "summary_refresh",
+            "trajectory_capture"
         ]
     );
     let add = &tools["memory_add"];

@@ -12,14 +12,24 @@ pytestmark = pytest.mark.anyio
 
 TOOLS = [
     "context_assemble",
+    "hindsight_approve",
+    "hindsight_capture",
+    "hindsight_feedback",
+    "hindsight_promotions",
+    "hindsight_query",
+    "hindsight_resolve",
     "memory_add",
     "memory_delete",
     "memory_get",
     "memory_list",
     "memory_search",
     "memory_update",
+    "note_distill",
+    "note_get",
+    "note_list",
     "summary_get",
     "summary_refresh",
+    "trajectory_capture",
 ]
 
 

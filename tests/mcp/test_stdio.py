@@ -15,14 +15,24 @@ async def test_stdio_lists_tools_and_runs_add_search_get_delete(tmp_path):
         names = sorted(tool.name for tool in (await client.list_tools()).tools)
         assert names == [
             "context_assemble",
+            "hindsight_approve",
+            "hindsight_capture",
+            "hindsight_feedback",
+            "hindsight_promotions",
+            "hindsight_query",
+            "hindsight_resolve",
             "memory_add",
             "memory_delete",
             "memory_get",
             "memory_list",
             "memory_search",
             "memory_update",
+            "note_distill",
+            "note_get",
+            "note_list",
             "summary_get",
             "summary_refresh",
+            "trajectory_capture",
         ]
         added = await call_ok(
             client, "memory_add", {"content": "cargo clippy runs with -D warnings in CI", "layer": "company"}

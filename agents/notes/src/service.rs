@@ -311,6 +311,41 @@ impl NotesService {
         })
     }
 
+    /// Every note of the caller's tenant, whatever its scope, in creation order: the notes
+    /// as MCP resources. `cursor` is the `next_cursor` of the previous page.
+    pub async fn tenant_notes(
+        &self,
+        who: &Identity,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<NotePage> {
+        let after = cursor
+            .filter(|cursor| !cursor.is_empty())
+            .map(|cursor| {
+                Uuid::parse_str(cursor).map_err(|_| {
+                    NotesError::invalid(format!(
+                        "cursor {cursor:?} is not one this server returned; start without a cursor"
+                    ))
+                })
+            })
+            .transpose()?;
+        let limit = limit.max(1);
+        let store = self.distillery.store();
+        let mut ids = store.note_ids(&who.tenant_id, after, limit + 1).await?;
+        let next_cursor = (ids.len() > limit).then(|| ids[limit - 1].to_string());
+        ids.truncate(limit);
+        let mut notes = Vec::with_capacity(ids.len());
+        for id in ids {
+            match self.memory().get(who, id).await {
+                Ok(record) if record.kind == kind::NOTE => notes.push(NoteSummary::of(&record)),
+                // Deleted with memory_delete: its events still name it.
+                Ok(_) | Err(MemoryError::NotFound(_)) => {}
+                Err(error) => return Err(error.into()),
+            }
+        }
+        Ok(NotePage { notes, next_cursor })
+    }
+
     /// One note of the caller's tenant. Memories that are not notes are not found here.
     pub async fn get(&self, who: &Identity, id: Uuid) -> Result<Note> {
         let record = match self.memory().get(who, id).await {

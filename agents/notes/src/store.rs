@@ -188,6 +188,27 @@ impl TrajectoryStore {
             .collect()
     }
 
+    /// Ids of the notes covering events of `tenant_id`, in id order (creation order: ids are
+    /// UUID v7), after `after`, at most `limit`.
+    pub async fn note_ids(
+        &self,
+        tenant_id: &str,
+        after: Option<Uuid>,
+        limit: usize,
+    ) -> Result<Vec<Uuid>> {
+        let rows: Vec<String> = sqlx::query_scalar(
+            "SELECT DISTINCT note_id FROM trajectory_events \
+             WHERE tenant_id = ? AND note_id IS NOT NULL AND note_id > ? ORDER BY note_id LIMIT ?",
+        )
+        .bind(tenant_id)
+        .bind(after.map(|id| id.to_string()).unwrap_or_default())
+        .bind(i64::try_from(limit).unwrap_or(i64::MAX))
+        .fetch_all(&self.db.pool)
+        .await
+        .map_err(failed("listing notes"))?;
+        rows.iter().map(|id| parse_uuid(id)).collect()
+    }
+
     /// How many events of `tenant_id` note `note_id` covers.
     pub async fn covered_count(&self, tenant_id: &str, note_id: Uuid) -> Result<u64> {
         let count: i64 = sqlx::query_scalar(

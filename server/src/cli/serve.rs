@@ -112,6 +112,7 @@ pub async fn run_mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
             cancel.cancel();
         }
     }
+    state.notes.shutdown().await;
     state
         .memory
         .flush()

@@ -6,4 +6,5 @@ pub mod compat;
 pub mod context;
 pub mod hindsight;
 pub mod memory;
+pub mod notes;
 pub mod schema;

@@ -10,6 +10,7 @@
 mod context;
 mod hindsight;
 mod memory;
+mod notes;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -19,7 +20,8 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ServerCapabilities, ServerConfig,
+    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
@@ -45,6 +47,10 @@ before starting work and when stuck.
 token budget, as Markdown: call it at the start of a task. summary_get reads a layer's summary \
 (sentence, paragraph or detailed); summary_refresh regenerates summaries now.
 - When a build, test or command fails, hindsight_query with the raw error output finds fixes that worked before. After fixing it, hindsight_resolve records the fix (hindsight_capture records an error alone), and hindsight_feedback reports whether a suggested fix worked.
+- trajectory_capture records the tool calls you make (one event or a batch; it returns at once). \
+A session's calls are distilled into a Markdown note (problem, solution, patterns) that search \
+and context_assemble find; note_distill distils now, note_list and note_get read notes, also \
+available as resources aeterna://notes/{id}.
 Errors say which argument to fix.";
 
 /// The MCP handler. One instance per HTTP session or stdio connection; cheap to create.
@@ -59,7 +65,10 @@ pub struct AeternaMcp {
 impl AeternaMcp {
     /// Every tool the server offers. Agent modules add their routers here.
     pub fn tool_router() -> ToolRouter<Self> {
-        Self::memory_router() + Self::context_router() + Self::hindsight_router()
+        Self::memory_router()
+            + Self::context_router()
+            + Self::hindsight_router()
+            + Self::notes_router()
     }
 
     /// A handler for HTTP sessions: the caller comes from the request (see
@@ -100,9 +109,41 @@ impl AeternaMcp {
 #[tool_handler(router = self.tools)]
 impl ServerHandler for AeternaMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("aeterna", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .build(),
+        )
+        .with_server_info(Implementation::new("aeterna", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
+    }
+
+    /// Resources are the notes of the caller's tenant (see [`notes`]).
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        notes::list_resources(self, request, context).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(notes::resource_templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        notes::read_resource(self, request, context)
+            .await
+            .map(Into::into)
     }
 
     async fn call_tool(

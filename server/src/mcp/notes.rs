@@ -1,0 +1,294 @@
+//! The Note-Taking agent's tools (`trajectory_capture`, `note_distill`, `note_list`,
+//! `note_get`) and its MCP resources: every note of the caller's tenant as
+//! `aeterna://notes/{id}`, Markdown for people plus a JSON twin with the metadata.
+
+use std::time::Instant;
+
+use aeterna_notes::{Note, NotesError, note};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CacheScope, CallToolResult, ContentBlock, ListResourceTemplatesResult, ListResourcesResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, tool, tool_router};
+use serde::Serialize;
+use tracing::Instrument;
+
+use super::{AeternaMcp, Caller, respond};
+use crate::auth::Principal;
+use crate::config::IdentityFields;
+use crate::domain::notes::{self, CaptureArgs, DistillArgs, NoteGetArgs, NoteListArgs};
+use crate::metrics::Outcome;
+
+const MARKDOWN: &str = "text/markdown";
+const JSON: &str = "application/json";
+/// Notes per `resources/list` page.
+const RESOURCE_PAGE: usize = 50;
+
+/// [`respond`] for the agent's errors.
+fn answer<T: Serialize>(tool: &str, result: Result<T, NotesError>) -> CallToolResult {
+    match result {
+        Ok(value) => respond(tool, Ok(value)),
+        Err(NotesError::Memory(error)) => respond::<T>(tool, Err(error)),
+        Err(error) => {
+            if matches!(error, NotesError::Storage { .. }) {
+                tracing::warn!(tool, %error, "tool failed");
+            } else {
+                tracing::debug!(tool, %error, "tool refused its input");
+            }
+            CallToolResult::error(vec![ContentBlock::text(format!("{tool}: {error}"))])
+        }
+    }
+}
+
+#[tool_router(router = notes_router, vis = "pub(crate)")]
+impl AeternaMcp {
+    /// Record tool calls you made (one `event`, or a batch in `events`): tool_name,
+    /// description, input, output, success, duration_ms, tags, metadata. Returns at once;
+    /// events are stored in the background with secrets redacted, and a session's events are
+    /// distilled into a note automatically once enough accumulate. Each event's `status` says
+    /// whether it was accepted, filtered by the capture mode, or dropped (queue full).
+    #[tool(
+        name = "trajectory_capture",
+        annotations(
+            title = "Capture tool calls",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn trajectory_capture(
+        &self,
+        Caller(caller): Caller,
+        Parameters(args): Parameters<CaptureArgs>,
+    ) -> CallToolResult {
+        answer(
+            "trajectory_capture",
+            notes::capture(&self.state.notes, &caller, args),
+        )
+    }
+
+    /// Distil the captured events of a session (`session_id`, `project_id`) that no note
+    /// covers yet into a Markdown note (Context, Problem, Solution, Patterns, Tags), stored as
+    /// a project memory that memory_search and context_assemble find. Distilling again
+    /// without new events writes nothing; `session_notes` lists the session's notes.
+    #[tool(
+        name = "note_distill",
+        annotations(
+            title = "Distil a note",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn note_distill(
+        &self,
+        Caller(caller): Caller,
+        Parameters(args): Parameters<DistillArgs>,
+    ) -> CallToolResult {
+        let who = caller.identity(&args.identity);
+        answer(
+            "note_distill",
+            notes::distill(&self.state.notes, &who).await,
+        )
+    }
+
+    /// List notes newest first (title, quality, session, event count, tags), one page at a
+    /// time: pass `next_cursor` back as `cursor` for the next page.
+    #[tool(
+        name = "note_list",
+        annotations(title = "List notes", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn note_list(
+        &self,
+        Caller(caller): Caller,
+        Parameters(args): Parameters<NoteListArgs>,
+    ) -> CallToolResult {
+        let who = caller.identity(&args.identity);
+        answer(
+            "note_list",
+            notes::list(&self.state.notes, &who, args).await,
+        )
+    }
+
+    /// Read one note: the Markdown as text, and its sections and metadata as structured JSON.
+    /// The same note is the MCP resource `aeterna://notes/{id}`.
+    #[tool(
+        name = "note_get",
+        annotations(title = "Read a note", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn note_get(
+        &self,
+        Caller(caller): Caller,
+        Parameters(args): Parameters<NoteGetArgs>,
+    ) -> CallToolResult {
+        let who = caller.identity(&args.identity);
+        match notes::get(&self.state.notes, &who, args).await {
+            Ok(note) => {
+                let mut result = respond("note_get", Ok(&note));
+                if result.is_error != Some(true) {
+                    result.content = vec![
+                        ContentBlock::text(note.markdown.clone()),
+                        summary_block(&note),
+                    ];
+                }
+                result
+            }
+            Err(error) => answer::<Note>("note_get", Err(error)),
+        }
+    }
+}
+
+/// The note's id, URI, title and quality as a small JSON text block, for clients that read
+/// only `content`.
+fn summary_block(note: &Note) -> ContentBlock {
+    ContentBlock::text(serde_json::to_string(&note.summary).unwrap_or_default())
+}
+
+fn resource(note: &aeterna_notes::NoteSummary) -> Resource {
+    Resource::new(note.uri.clone(), format!("note-{}", note.id))
+        .with_title(note.title.clone())
+        .with_description(format!(
+            "Note distilled from {} events of session {} (quality {:.2})",
+            note.event_count,
+            if note.session_id.is_empty() {
+                "-"
+            } else {
+                &note.session_id
+            },
+            note.quality
+        ))
+        .with_mime_type(MARKDOWN)
+}
+
+/// The caller of a resource request, as for tool calls.
+fn principal(
+    mcp: &AeternaMcp,
+    context: &RequestContext<RoleServer>,
+) -> Result<Principal, ErrorData> {
+    mcp.principal(context).ok_or_else(|| {
+        tracing::error!("resource request without an authenticated caller");
+        ErrorData::internal_error("the request carries no authenticated caller", None)
+    })
+}
+
+/// Counts and times a resource request like a tool call.
+async fn measured<T>(
+    mcp: &AeternaMcp,
+    operation: &'static str,
+    span: tracing::Span,
+    work: impl Future<Output = Result<T, ErrorData>>,
+) -> Result<T, ErrorData> {
+    let started = Instant::now();
+    let result = work.instrument(span).await;
+    let outcome = if result.is_ok() {
+        Outcome::Ok
+    } else {
+        Outcome::Error
+    };
+    mcp.state
+        .metrics
+        .record_call(operation, outcome, started.elapsed());
+    result
+}
+
+fn storage_error(error: NotesError) -> ErrorData {
+    match error {
+        NotesError::NotFound(_) | NotesError::Memory(aeterna_memory::MemoryError::NotFound(_)) => {
+            ErrorData::resource_not_found(error.to_string(), None)
+        }
+        NotesError::InvalidInput(_)
+        | NotesError::Memory(aeterna_memory::MemoryError::InvalidInput(_)) => {
+            ErrorData::invalid_params(error.to_string(), None)
+        }
+        other => {
+            tracing::warn!(error = %other, "resource request failed");
+            ErrorData::internal_error(other.to_string(), None)
+        }
+    }
+}
+
+/// `resources/list`: the notes of the caller's tenant, oldest first, 50 per page.
+pub(super) async fn list_resources(
+    mcp: &AeternaMcp,
+    request: Option<PaginatedRequestParams>,
+    context: RequestContext<RoleServer>,
+) -> Result<ListResourcesResult, ErrorData> {
+    let caller = principal(mcp, &context)?;
+    let span = tracing::info_span!("resources_list", tenant = %caller.tenant_id);
+    measured(mcp, "resources/list", span, async {
+        let who = caller.identity(&IdentityFields::default());
+        let cursor = request.and_then(|request| request.cursor);
+        let page = mcp
+            .state
+            .notes
+            .tenant_notes(&who, cursor.as_deref(), RESOURCE_PAGE)
+            .await
+            .map_err(storage_error)?;
+        let mut result =
+            ListResourcesResult::with_all_items(page.notes.iter().map(resource).collect());
+        result.next_cursor = page.next_cursor;
+        result.cache_scope = Some(CacheScope::Private);
+        Ok(result)
+    })
+    .await
+}
+
+/// `resources/templates/list`: the note URI template.
+pub(super) fn resource_templates() -> ListResourceTemplatesResult {
+    let template = ResourceTemplate::new(format!("{}{{id}}", note::URI_PREFIX), "note")
+        .with_title("Distilled note")
+        .with_description(
+            "A note distilled from captured tool calls, by id (note_list and note_distill \
+             return ids): Markdown, plus its metadata as JSON",
+        )
+        .with_mime_type(MARKDOWN);
+    ListResourceTemplatesResult::with_all_items(vec![template])
+}
+
+/// `resources/read`: a note of the caller's tenant, as Markdown and as JSON.
+pub(super) async fn read_resource(
+    mcp: &AeternaMcp,
+    request: ReadResourceRequestParams,
+    context: RequestContext<RoleServer>,
+) -> Result<ReadResourceResult, ErrorData> {
+    let caller = principal(mcp, &context)?;
+    let uri = request.uri;
+    let span = tracing::info_span!("resources_read", tenant = %caller.tenant_id, uri = %uri);
+    measured(mcp, "resources/read", span, async {
+        let Some(id) = note::id_from_uri(&uri) else {
+            return Err(ErrorData::resource_not_found(
+                format!(
+                    "no resource `{uri}`: notes are `{}{{id}}` with a UUID id (resources/list shows them)",
+                    note::URI_PREFIX
+                ),
+                None,
+            ));
+        };
+        let who = caller.identity(&IdentityFields::default());
+        let note = mcp.state.notes.get(&who, id).await.map_err(storage_error)?;
+        let json = serde_json::to_string(&note).map_err(|error| {
+            ErrorData::internal_error(format!("cannot encode the note: {error}"), None)
+        })?;
+        let contents = vec![
+            ResourceContents::TextResourceContents {
+                uri: uri.clone(),
+                mime_type: Some(MARKDOWN.into()),
+                text: note.markdown.clone(),
+                meta: None,
+            },
+            ResourceContents::TextResourceContents {
+                uri: uri.clone(),
+                mime_type: Some(JSON.into()),
+                text: json,
+                meta: None,
+            },
+        ];
+        Ok(ReadResourceResult::new(contents).with_cache_scope(CacheScope::Private))
+    })
+    .await
+}
