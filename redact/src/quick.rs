@@ -19,6 +19,9 @@ pub fn may_contain_secrets(text: &str, options: Options) -> bool {
         return true;
     }
     bytes.iter().enumerate().any(|(i, &byte)| {
+        if !STARTS[usize::from(byte)] {
+            return false;
+        }
         let rest = &bytes[i..];
         match byte {
             b'-' => rest.starts_with(b"-----BEGIN"),
@@ -36,19 +39,37 @@ pub fn may_contain_secrets(text: &str, options: Options) -> bool {
             b'h' => rest.starts_with(b"hooks.slack.com"),
             b'e' => rest.starts_with(b"eyJ"),
             b':' => has_at && rest.starts_with(b"://"),
-            _ => {
-                let lower = byte.to_ascii_lowercase();
-                (lower == b'b'
-                    && starts_with_ignore_case(rest, b"bearer")
-                    && matches!(rest.get(6), Some(b' ' | b'\t')))
-                    || CREDENTIAL_WORDS.iter().any(|word| {
-                        word[0] == lower
-                            && starts_with_ignore_case(rest, word)
-                            && separator_follows(&rest[word.len()..])
-                    })
-            }
+            _ => credential_word_at(rest, byte.to_ascii_lowercase()),
         }
     })
+}
+
+/// The bytes a match can start with, so that most bytes are skipped with one lookup.
+static STARTS: [bool; 256] = {
+    let mut table = [false; 256];
+    let starts = b"-Agxhe:bBpPsSkKtTcC";
+    let mut i = 0;
+    while i < starts.len() {
+        table[starts[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
+/// `bearer` and a blank, or a credential word and a separator, at the start of `rest`
+/// (`lower` is its first byte, lowercased).
+fn credential_word_at(rest: &[u8], lower: u8) -> bool {
+    match lower {
+        b'b' => {
+            starts_with_ignore_case(rest, b"bearer") && matches!(rest.get(6), Some(b' ' | b'\t'))
+        }
+        b'p' | b's' | b'k' | b't' | b'c' => CREDENTIAL_WORDS.iter().any(|word| {
+            word[0] == lower
+                && starts_with_ignore_case(rest, word)
+                && separator_follows(&rest[word.len()..])
+        }),
+        _ => false,
+    }
 }
 
 /// Every key the assignment detector accepts ends with one of these.
