@@ -7,9 +7,17 @@
 //!
 //! [`EmbedderConfig`] builds any of them from configuration.
 
+mod config;
 mod hashing;
+#[cfg(feature = "local-model")]
+mod local;
+mod openai;
 
+pub use config::{EmbedderConfig, build_embedder};
 pub use hashing::HashingEmbedder;
+#[cfg(feature = "local-model")]
+pub use local::LocalModelEmbedder;
+pub use openai::{OpenAiConfig, OpenAiEmbedder};
 
 /// Turns texts into unit-length vectors.
 #[async_trait::async_trait]

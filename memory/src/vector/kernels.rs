@@ -1,43 +1,130 @@
-//! Dot products over f32 and int8 vectors: AVX2 (+FMA) when the CPU has it, portable code
-//! otherwise. The choice is made once per process.
+//! Scan kernels: score every (admitted) row of a slab against a query and keep the best.
+//!
+//! The whole scan loop runs inside one function compiled for the CPU's vector extensions
+//! (chosen once per process): AVX-512 VNNI, else AVX2 + FMA, else portable Rust. Int8 rows
+//! are stored offset by 128 as `u8`, the operand order VNNI's `vpdpbusd` wants; the query stays
+//! `i8`, and `Σ (c + 128)·q = Σ c·q + 128·Σ q` recovers the signed product.
 
 use std::sync::OnceLock;
 
-/// The dot-product functions for this CPU.
-#[derive(Clone, Copy)]
-pub(crate) struct Kernels {
-    pub dot_f32: fn(&[f32], &[f32]) -> f32,
-    pub dot_i8: fn(&[i8], &[i8]) -> i32,
+use super::topk::TopK;
+
+/// Which rows a scan scores; `None` scores them all.
+pub(crate) type Admit<'a> = Option<&'a dyn Fn(usize) -> bool>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Portable,
+    Avx2,
+    Avx512Vnni,
 }
 
-impl Kernels {
-    /// The fastest kernels this CPU supports.
-    pub fn get() -> &'static Kernels {
-        static KERNELS: OnceLock<Kernels> = OnceLock::new();
-        KERNELS.get_or_init(|| {
-            #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma")
+fn level() -> Level {
+    static LEVEL: OnceLock<Level> = OnceLock::new();
+    *LEVEL.get_or_init(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::is_x86_feature_detected as has;
+            if has!("avx512f")
+                && has!("avx512bw")
+                && has!("avx512vnni")
+                && has!("avx2")
+                && has!("fma")
             {
-                return Kernels {
-                    dot_f32: x86::dot_f32,
-                    dot_i8: x86::dot_i8,
-                };
+                return Level::Avx512Vnni;
             }
-            Kernels::portable()
-        })
-    }
+            if has!("avx2") && has!("fma") {
+                return Level::Avx2;
+            }
+        }
+        Level::Portable
+    })
+}
 
-    /// Plain Rust kernels (the compiler vectorises what the target allows).
-    pub fn portable() -> Kernels {
-        Kernels {
-            dot_f32: portable::dot_f32,
-            dot_i8: portable::dot_i8,
+/// A query quantised for the int8 scan.
+pub(crate) struct QueryCodes {
+    pub codes: Vec<i8>,
+    /// `128 · Σ codes`, subtracted from the offset product.
+    pub offset_correction: i32,
+}
+
+impl QueryCodes {
+    pub fn new(codes: Vec<i8>) -> Self {
+        let sum: i32 = codes.iter().map(|&c| c as i32).sum();
+        QueryCodes {
+            codes,
+            offset_correction: 128 * sum,
+        }
+    }
+}
+
+/// Dot product of two f32 vectors.
+pub(crate) fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+    match level() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `level` detected AVX2 and FMA.
+        Level::Avx2 | Level::Avx512Vnni => unsafe { x86::dot_f32(a, b) },
+        _ => portable::dot_f32(a, b),
+    }
+}
+
+/// Pushes `(dot(query, row), row)` of every admitted row of `data` into `top`.
+pub(crate) fn scan_f32(query: &[f32], data: &[f32], admit: Admit<'_>, top: &mut TopK) {
+    match level() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `level` detected AVX2 and FMA.
+        Level::Avx2 | Level::Avx512Vnni => unsafe { x86::scan_f32(query, data, admit, top) },
+        _ => portable::scan_f32(query, data, admit, top),
+    }
+}
+
+/// Pushes `(approximate dot, row)` of every admitted int8 row into `top`; `codes` holds rows
+/// of `query.codes.len()` offset codes, `scales` one scale per row.
+pub(crate) fn scan_u8(
+    query: &QueryCodes,
+    codes: &[u8],
+    scales: &[f32],
+    admit: Admit<'_>,
+    top: &mut TopK,
+) {
+    match level() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `level` detected AVX-512 F/BW/VNNI.
+        Level::Avx512Vnni => unsafe { x86::scan_u8_vnni(query, codes, scales, admit, top) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `level` detected AVX2.
+        Level::Avx2 => unsafe { x86::scan_u8_avx2(query, codes, scales, admit, top) },
+        _ => portable::scan_u8(query, codes, scales, admit, top),
+    }
+}
+
+/// The generic scan loop; `score` is inlined into each instantiation.
+#[inline(always)]
+fn scan<T>(
+    rows: std::slice::ChunksExact<'_, T>,
+    admit: Admit<'_>,
+    top: &mut TopK,
+    mut score: impl FnMut(usize, &[T]) -> f32,
+) {
+    match admit {
+        None => {
+            for (row, values) in rows.enumerate() {
+                top.push(score(row, values), row as u32);
+            }
+        }
+        Some(admit) => {
+            for (row, values) in rows.enumerate() {
+                if admit(row) {
+                    top.push(score(row, values), row as u32);
+                }
+            }
         }
     }
 }
 
 mod portable {
+    use super::*;
+
     /// Eight independent accumulators so the loop vectorises and pipelines.
     pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
         let n = a.len().min(b.len());
@@ -59,8 +146,35 @@ mod portable {
         lanes.iter().sum::<f32>() + tail
     }
 
-    pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-        a.iter().zip(b).map(|(&x, &y)| x as i32 * y as i32).sum()
+    pub fn dot_u8(query: &QueryCodes, row: &[u8]) -> i32 {
+        let offset: i32 = query
+            .codes
+            .iter()
+            .zip(row)
+            .map(|(&q, &r)| q as i32 * r as i32)
+            .sum();
+        offset - query.offset_correction
+    }
+
+    pub fn scan_f32(query: &[f32], data: &[f32], admit: Admit<'_>, top: &mut TopK) {
+        scan(data.chunks_exact(query.len()), admit, top, |_, row| {
+            dot_f32(query, row)
+        });
+    }
+
+    pub fn scan_u8(
+        query: &QueryCodes,
+        codes: &[u8],
+        scales: &[f32],
+        admit: Admit<'_>,
+        top: &mut TopK,
+    ) {
+        scan(
+            codes.chunks_exact(query.codes.len()),
+            admit,
+            top,
+            |row, values| dot_u8(query, values) as f32 * scales[row],
+        );
     }
 }
 
@@ -68,18 +182,11 @@ mod portable {
 mod x86 {
     use std::arch::x86_64::*;
 
-    pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
-        // SAFETY: selected by `Kernels::get` only after detecting AVX2 and FMA.
-        unsafe { dot_f32_avx2(a, b) }
-    }
-
-    pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-        // SAFETY: selected by `Kernels::get` only after detecting AVX2.
-        unsafe { dot_i8_avx2(a, b) }
-    }
+    use super::*;
 
     #[target_feature(enable = "avx2,fma")]
-    fn dot_f32_avx2(a: &[f32], b: &[f32]) -> f32 {
+    #[inline]
+    pub fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
         let n = a.len().min(b.len());
         let (pa, pb) = (a.as_ptr(), b.as_ptr());
         let mut acc = [_mm256_setzero_ps(); 4];
@@ -114,25 +221,36 @@ mod x86 {
         result
     }
 
-    /// Codes must lie in -127..=127 (never -128): `maddubs` multiplies |a| by b·sign(a) into
-    /// saturating i16 pairs, and 2·127·127 fits.
+    #[target_feature(enable = "avx2,fma")]
+    pub fn scan_f32(query: &[f32], data: &[f32], admit: Admit<'_>, top: &mut TopK) {
+        scan(data.chunks_exact(query.len()), admit, top, |_, row| {
+            dot_f32(query, row)
+        });
+    }
+
+    /// Signed codes recovered by flipping the top bit; `maddubs` multiplies |c| by q·sign(c)
+    /// into saturating i16 pairs, and 2·127·127 fits because codes are never −128.
     #[target_feature(enable = "avx2")]
-    fn dot_i8_avx2(a: &[i8], b: &[i8]) -> i32 {
-        let n = a.len().min(b.len());
-        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+    #[inline]
+    fn dot_u8_avx2(query: &QueryCodes, row: &[u8]) -> i32 {
+        let n = query.codes.len().min(row.len());
+        let (pq, pr) = (query.codes.as_ptr(), row.as_ptr());
         let ones = _mm256_set1_epi16(1);
-        let mut acc = _mm256_setzero_si256();
+        let flip = _mm256_set1_epi8(-128);
+        let mut acc = [_mm256_setzero_si256(); 2];
         let mut i = 0;
         // SAFETY: every load reads 32 bytes at offsets below `n`, within both slices.
         unsafe {
             while i + 32 <= n {
-                let x = _mm256_loadu_si256(pa.add(i).cast());
-                let y = _mm256_loadu_si256(pb.add(i).cast());
-                let pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
-                acc = _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, ones));
+                let c = _mm256_xor_si256(_mm256_loadu_si256(pr.add(i).cast()), flip);
+                let q = _mm256_loadu_si256(pq.add(i).cast());
+                let pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(c, c), _mm256_sign_epi8(q, c));
+                let lane = (i / 32) & 1;
+                acc[lane] = _mm256_add_epi32(acc[lane], _mm256_madd_epi16(pairs, ones));
                 i += 32;
             }
         }
+        let acc = _mm256_add_epi32(acc[0], acc[1]);
         let half = _mm_add_epi32(
             _mm256_castsi256_si128(acc),
             _mm256_extracti128_si256(acc, 1),
@@ -140,10 +258,81 @@ mod x86 {
         let quarter = _mm_add_epi32(half, _mm_shuffle_epi32(half, 0b01_00_11_10));
         let total = _mm_add_epi32(quarter, _mm_shuffle_epi32(quarter, 0b10_11_00_01));
         let mut result = _mm_cvtsi128_si32(total);
-        for j in i..n {
-            result += a[j] as i32 * b[j] as i32;
+        for (&q, &r) in query.codes[i..n].iter().zip(&row[i..n]) {
+            result += q as i32 * (r as i32 - 128);
         }
         result
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub fn scan_u8_avx2(
+        query: &QueryCodes,
+        codes: &[u8],
+        scales: &[f32],
+        admit: Admit<'_>,
+        top: &mut TopK,
+    ) {
+        scan(
+            codes.chunks_exact(query.codes.len()),
+            admit,
+            top,
+            |row, values| dot_u8_avx2(query, values) as f32 * scales[row],
+        );
+    }
+
+    /// `vpdpbusd`: 64 unsigned × signed byte products summed into 16 i32 lanes per step.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    #[inline]
+    fn dot_u8_vnni(query: &QueryCodes, row: &[u8]) -> i32 {
+        let n = query.codes.len().min(row.len());
+        let (pq, pr) = (query.codes.as_ptr(), row.as_ptr());
+        let mut acc = [_mm512_setzero_si512(); 2];
+        let mut i = 0;
+        // SAFETY: every load reads 64 bytes at offsets below `n`, within both slices.
+        unsafe {
+            while i + 64 <= n {
+                let r = _mm512_loadu_si512(pr.add(i).cast());
+                let q = _mm512_loadu_si512(pq.add(i).cast());
+                let lane = (i / 64) & 1;
+                acc[lane] = _mm512_dpbusd_epi32(acc[lane], r, q);
+                i += 64;
+            }
+        }
+        let mut result = _mm512_reduce_add_epi32(_mm512_add_epi32(acc[0], acc[1]));
+        for (&q, &r) in query.codes[i..n].iter().zip(&row[i..n]) {
+            result += q as i32 * r as i32;
+        }
+        result - query.offset_correction
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+    pub fn scan_u8_vnni(
+        query: &QueryCodes,
+        codes: &[u8],
+        scales: &[f32],
+        admit: Admit<'_>,
+        top: &mut TopK,
+    ) {
+        scan(
+            codes.chunks_exact(query.codes.len()),
+            admit,
+            top,
+            |row, values| dot_u8_vnni(query, values) as f32 * scales[row],
+        );
+    }
+
+    #[cfg(test)]
+    pub fn dot_u8_all(query: &QueryCodes, row: &[u8]) -> Vec<i32> {
+        let mut results = vec![super::portable::dot_u8(query, row)];
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: detected just above.
+            results.push(unsafe { dot_u8_avx2(query, row) });
+        }
+        if level() == Level::Avx512Vnni {
+            // SAFETY: detected by `level`.
+            results.push(unsafe { dot_u8_vnni(query, row) });
+        }
+        results
     }
 }
 
@@ -164,35 +353,74 @@ mod tests {
     }
 
     #[test]
-    fn simd_and_portable_kernels_agree_for_every_length() {
-        let fast = Kernels::get();
-        let slow = Kernels::portable();
-        for len in [0, 1, 7, 8, 31, 32, 33, 100, 384, 1536] {
+    fn every_kernel_agrees_with_exact_arithmetic_for_every_length() {
+        for len in [0, 1, 7, 8, 31, 32, 33, 63, 64, 65, 100, 384, 1536] {
             let a = pseudo_random(1, len);
             let b = pseudo_random(2, len);
             let exact: f64 = a.iter().zip(&b).map(|(x, y)| *x as f64 * *y as f64).sum();
             assert!(
-                ((fast.dot_f32)(&a, &b) as f64 - exact).abs() < 1e-3,
+                (dot_f32(&a, &b) as f64 - exact).abs() < 1e-3,
                 "f32 len {len}"
             );
             assert!(
-                ((slow.dot_f32)(&a, &b) as f64 - exact).abs() < 1e-3,
+                (portable::dot_f32(&a, &b) as f64 - exact).abs() < 1e-3,
                 "f32 len {len}"
             );
 
-            let qa: Vec<i8> = a.iter().map(|x| (x * 127.0).round() as i8).collect();
-            let qb: Vec<i8> = b.iter().map(|x| (x * 127.0).round() as i8).collect();
-            let exact: i32 = qa.iter().zip(&qb).map(|(x, y)| *x as i32 * *y as i32).sum();
-            assert_eq!((fast.dot_i8)(&qa, &qb), exact, "i8 len {len}");
-            assert_eq!((slow.dot_i8)(&qa, &qb), exact, "i8 len {len}");
+            let query = QueryCodes::new(a.iter().map(|x| (x * 127.0).round() as i8).collect());
+            let row: Vec<u8> = b
+                .iter()
+                .map(|x| ((x * 127.0).round() as i32 + 128) as u8)
+                .collect();
+            let exact: i32 = query
+                .codes
+                .iter()
+                .zip(&row)
+                .map(|(q, r)| *q as i32 * (*r as i32 - 128))
+                .sum();
+            #[cfg(target_arch = "x86_64")]
+            for (kernel, result) in x86::dot_u8_all(&query, &row).into_iter().enumerate() {
+                assert_eq!(result, exact, "int8 kernel {kernel}, len {len}");
+            }
+            assert_eq!(portable::dot_u8(&query, &row), exact);
         }
     }
 
     #[test]
     fn int8_extremes_do_not_saturate() {
-        let a = vec![127i8; 64];
-        let b = vec![-127i8; 64];
-        assert_eq!((Kernels::get().dot_i8)(&a, &b), -127 * 127 * 64);
-        assert_eq!((Kernels::get().dot_i8)(&b, &b), 127 * 127 * 64);
+        let query = QueryCodes::new(vec![127i8; 64]);
+        let low = vec![1u8; 64]; // code −127
+        let high = vec![255u8; 64]; // code 127
+        #[cfg(target_arch = "x86_64")]
+        {
+            assert!(
+                x86::dot_u8_all(&query, &low)
+                    .iter()
+                    .all(|&d| d == -127 * 127 * 64)
+            );
+            assert!(
+                x86::dot_u8_all(&query, &high)
+                    .iter()
+                    .all(|&d| d == 127 * 127 * 64)
+            );
+        }
+        assert_eq!(portable::dot_u8(&query, &low), -127 * 127 * 64);
+    }
+
+    #[test]
+    fn scans_honour_the_admit_filter() {
+        let dims = 16;
+        let data: Vec<f32> = (0..10).flat_map(|row| vec![row as f32; dims]).collect();
+        let query = vec![1.0f32; dims];
+        let mut top = TopK::new(3);
+        scan_f32(&query, &data, Some(&|row| row % 2 == 0), &mut top);
+        let rows: Vec<u32> = top.into_sorted().iter().map(|s| s.row).collect();
+        assert_eq!(rows, [8, 6, 4]);
+        let mut top = TopK::new(2);
+        portable::scan_f32(&query, &data, None, &mut top);
+        assert_eq!(
+            top.into_sorted().iter().map(|s| s.row).collect::<Vec<_>>(),
+            [9, 8]
+        );
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! A unit vector `x` is stored as codes `round(x / s)` with `s = max|x| / 127`, so every code
 //! lies in -127..=127 and `x·y ≈ s_x · s_y · Σ code_x·code_y`. The error is small enough to
-//! choose candidates, and the candidates are rescored with the f32 vectors.
+//! choose candidates, and the candidates are rescored with the f32 vectors. Stored rows keep
+//! `code + 128` as `u8` (see [`super::kernels`]).
 
 /// Quantises `vector` into `codes` (same length) and returns its scale.
 pub(crate) fn quantize_into(vector: &[f32], codes: &mut [i8]) -> f32 {
@@ -18,10 +19,21 @@ pub(crate) fn quantize_into(vector: &[f32], codes: &mut [i8]) -> f32 {
     scale
 }
 
+/// Quantises `vector` into offset codes `code + 128` and returns its scale.
+fn quantize_offset_into(vector: &[f32], codes: &mut [u8]) -> f32 {
+    let mut signed = vec![0i8; vector.len()];
+    let scale = quantize_into(vector, &mut signed);
+    for (code, value) in codes.iter_mut().zip(signed) {
+        *code = (value as i16 + 128) as u8;
+    }
+    scale
+}
+
 /// The int8 copy of a tenant's vectors, row-aligned with the f32 rows.
 #[derive(Debug, Default)]
 pub(crate) struct Quantized {
-    pub codes: Vec<i8>,
+    /// Offset codes, `code + 128`.
+    pub codes: Vec<u8>,
     pub scales: Vec<f32>,
 }
 
@@ -37,14 +49,15 @@ impl Quantized {
 
     pub fn push(&mut self, vector: &[f32]) {
         let start = self.codes.len();
-        self.codes.resize(start + vector.len(), 0);
-        let scale = quantize_into(vector, &mut self.codes[start..]);
+        self.codes.resize(start + vector.len(), 128);
+        let scale = quantize_offset_into(vector, &mut self.codes[start..]);
         self.scales.push(scale);
     }
 
     pub fn set(&mut self, row: usize, vector: &[f32]) {
         let dims = vector.len();
-        self.scales[row] = quantize_into(vector, &mut self.codes[row * dims..(row + 1) * dims]);
+        self.scales[row] =
+            quantize_offset_into(vector, &mut self.codes[row * dims..(row + 1) * dims]);
     }
 
     /// Moves the last row into `row` and drops the last row, like `Vec::swap_remove`.
@@ -81,7 +94,7 @@ mod tests {
         let data = [1.0f32, 0.0, 0.0, 1.0, -1.0, 0.0];
         let mut quantized = Quantized::build(&data, 2);
         quantized.swap_remove(0, 2);
-        assert_eq!(quantized.codes, [-127, 0, 0, 127]);
+        assert_eq!(quantized.codes, [1, 128, 128, 255]);
         assert_eq!(quantized.scales.len(), 2);
     }
 }

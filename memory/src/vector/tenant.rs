@@ -6,7 +6,7 @@ use std::hash::Hash;
 
 use uuid::Uuid;
 
-use super::kernels::Kernels;
+use super::kernels::{self, QueryCodes};
 use super::quant::{Quantized, quantize_into};
 use super::topk::TopK;
 use super::{VectorEntry, VectorHit, VectorIndexConfig};
@@ -179,7 +179,7 @@ impl TenantVectors {
     /// Cosine similarity of `query` (unit length) with the stored vector of `id`.
     pub fn similarity(&self, query: &[f32], id: &Uuid) -> Option<f32> {
         let row = *self.row_of.get(id)? as usize;
-        Some((Kernels::get().dot_f32)(query, self.row(row)))
+        Some(kernels::dot_f32(query, self.row(row)))
     }
 
     /// `None` when no row can match (an unknown scope, kind or tag was required).
@@ -258,31 +258,37 @@ impl TenantVectors {
         let Some(filter) = self.compile(filter) else {
             return Vec::new();
         };
-        let kernels = Kernels::get();
+        let predicate = |row: usize| self.admits(&filter, row);
+        let admit: kernels::Admit<'_> = if filter.admits_all() {
+            None
+        } else {
+            Some(&predicate)
+        };
         let best = match &self.quantized {
             Some(quantized) => {
                 let candidates = (k * config.rescore_factor).max(config.rescore_min);
-                let mut query_codes = vec![0i8; self.dims];
-                quantize_into(query, &mut query_codes);
+                let mut codes = vec![0i8; self.dims];
+                quantize_into(query, &mut codes);
                 let mut approximate = TopK::new(candidates);
-                self.scan(&filter, |row| {
-                    let codes = &quantized.codes[row * self.dims..(row + 1) * self.dims];
-                    let score =
-                        (kernels.dot_i8)(codes, &query_codes) as f32 * quantized.scales[row];
-                    approximate.push(score, row as u32);
-                });
+                kernels::scan_u8(
+                    &QueryCodes::new(codes),
+                    &quantized.codes,
+                    &quantized.scales,
+                    admit,
+                    &mut approximate,
+                );
                 let mut exact = TopK::new(k);
                 for candidate in approximate.into_sorted() {
-                    let row = candidate.row as usize;
-                    exact.push((kernels.dot_f32)(query, self.row(row)), candidate.row);
+                    exact.push(
+                        kernels::dot_f32(query, self.row(candidate.row as usize)),
+                        candidate.row,
+                    );
                 }
                 exact
             }
             None => {
                 let mut exact = TopK::new(k);
-                self.scan(&filter, |row| {
-                    exact.push((kernels.dot_f32)(query, self.row(row)), row as u32);
-                });
+                kernels::scan_f32(query, &self.data, admit, &mut exact);
                 exact
             }
         };
@@ -293,17 +299,5 @@ impl TenantVectors {
                 similarity: scored.score,
             })
             .collect()
-    }
-
-    /// Calls `visit` with every row `filter` admits.
-    #[inline]
-    fn scan(&self, filter: &RowFilter, mut visit: impl FnMut(usize)) {
-        if filter.admits_all() {
-            (0..self.ids.len()).for_each(visit);
-        } else {
-            (0..self.ids.len())
-                .filter(|&row| self.admits(filter, row))
-                .for_each(&mut visit);
-        }
     }
 }

@@ -4,6 +4,7 @@ mod concurrency;
 mod crud;
 mod embedder;
 mod listing;
+mod openai;
 mod restart;
 mod search;
 mod tenancy;

@@ -1,0 +1,254 @@
+//! `MemoryService` end to end on the embedded profile: hybrid search over 100k memories in
+//! 5 layers, and `add` throughput from one and from 8 concurrent clients.
+//!
+//! The 100k corpus is generated once (bulk `add_batch`) and kept in Cargo's target tmp dir;
+//! later runs reopen it, which also measures the start-up rebuild of the vector index.
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use aeterna_memory::embed::HashingEmbedder;
+use aeterna_memory::{Identity, Layer, MemoryConfig, MemoryService, NewMemory, SearchRequest};
+use common::{Rng, memory_text, query_text, report};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+const CORPUS_SIZE: usize = 100_000;
+/// Bump when the generator changes, so a stale cached corpus is rebuilt.
+const CORPUS_VERSION: u32 = 1;
+const LAYERS: [Layer; 5] = [
+    Layer::Agent,
+    Layer::User,
+    Layer::Session,
+    Layer::Project,
+    Layer::Team,
+];
+
+fn who() -> Identity {
+    Identity {
+        tenant_id: "bench".into(),
+        agent_id: Some("agent".into()),
+        user_id: Some("user".into()),
+        session_id: Some("session".into()),
+        project_id: Some("project".into()),
+        team_id: Some("team".into()),
+        org_id: None,
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+async fn open(dir: &std::path::Path) -> MemoryService {
+    MemoryService::open_embedded(
+        dir,
+        MemoryConfig::default(),
+        Arc::new(HashingEmbedder::default()),
+    )
+    .await
+    .unwrap()
+}
+
+fn new_memory(rng: &mut Rng, i: usize) -> NewMemory {
+    NewMemory {
+        layer: LAYERS[i % LAYERS.len()],
+        content: format!("{} ({i})", memory_text(rng)),
+        tags: vec![["db", "ci", "net", "ui", "infra"][rng.below(5)].to_string()],
+        metadata: serde_json::json!({"source": "bench"}),
+        kind: None,
+    }
+}
+
+/// The cached 100k corpus, generated on first use.
+async fn corpus() -> MemoryService {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("memory-corpus-{CORPUS_SIZE}-v{CORPUS_VERSION}"));
+    let complete = dir.join("complete");
+    if !complete.exists() {
+        let _ = std::fs::remove_dir_all(&dir);
+        let service = open(&dir).await;
+        let started = Instant::now();
+        let mut rng = Rng::new(1);
+        for start in (0..CORPUS_SIZE).step_by(1000) {
+            let batch = (start..start + 1000)
+                .map(|i| new_memory(&mut rng, i))
+                .collect();
+            service.add_batch(&who(), batch).await.unwrap();
+        }
+        service.flush().await.unwrap();
+        println!(
+            "generated {CORPUS_SIZE} memories in {:?} (bulk add_batch of 1000)",
+            started.elapsed()
+        );
+        std::fs::write(&complete, b"").unwrap();
+    }
+    let started = Instant::now();
+    let service = open(&dir).await;
+    println!(
+        "opened {CORPUS_SIZE} memories (vector index rebuilt from SQLite) in {:?}",
+        started.elapsed()
+    );
+    assert_eq!(service.stats().await.unwrap().vectors, CORPUS_SIZE as u64);
+    service
+}
+
+fn search_request(query: String, layers: Option<Vec<Layer>>) -> SearchRequest {
+    SearchRequest {
+        query,
+        layers,
+        tags: vec![],
+        kinds: vec![],
+        limit: 10,
+        min_score: 0.0,
+    }
+}
+
+fn search(c: &mut Criterion) {
+    let rt = runtime();
+    let service = rt.block_on(corpus());
+    let mut rng = Rng::new(99);
+    let queries: Vec<String> = (0..500).map(|_| query_text(&mut rng)).collect();
+
+    rt.block_on(async {
+        for (name, layers) in [
+            ("all 5 layers", None),
+            ("project layer", Some(vec![Layer::Project])),
+        ] {
+            let mut samples = Vec::new();
+            for query in queries.iter().cycle().take(1000) {
+                let start = Instant::now();
+                let hits = service
+                    .search(&who(), search_request(query.clone(), layers.clone()))
+                    .await
+                    .unwrap();
+                samples.push(start.elapsed());
+                std::hint::black_box(hits);
+            }
+            report(
+                &format!("MemoryService::search 100k, {name}, limit 10"),
+                samples,
+            );
+        }
+    });
+
+    let mut group = c.benchmark_group("service_search_100k");
+    group
+        .sample_size(100)
+        .measurement_time(Duration::from_secs(10));
+    let i = AtomicUsize::new(0);
+    group.bench_function("all_layers_limit_10", |b| {
+        b.to_async(&rt).iter(|| {
+            let query = queries[i.fetch_add(1, Ordering::Relaxed) % queries.len()].clone();
+            let service = &service;
+            async move {
+                service
+                    .search(&who(), search_request(query, None))
+                    .await
+                    .unwrap()
+            }
+        })
+    });
+    group.finish();
+}
+
+fn add(c: &mut Criterion) {
+    let rt = runtime();
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let service = Arc::new(rt.block_on(open(dir.path())));
+    let counter = Arc::new(AtomicUsize::new(0));
+
+    rt.block_on(async {
+        let mut rng = Rng::new(5);
+        let started = Instant::now();
+        let mut samples = Vec::new();
+        for _ in 0..3000 {
+            let new = new_memory(&mut rng, counter.fetch_add(1, Ordering::Relaxed));
+            let start = Instant::now();
+            service.add(&who(), new).await.unwrap();
+            samples.push(start.elapsed());
+        }
+        let rate = samples.len() as f64 / started.elapsed().as_secs_f64();
+        report(&format!("add, 1 client ({rate:.0} adds/s)"), samples);
+
+        let clients = 8;
+        let per_client = 500;
+        let started = Instant::now();
+        let tasks: Vec<_> = (0..clients)
+            .map(|client| {
+                let (service, counter) = (service.clone(), counter.clone());
+                tokio::spawn(async move {
+                    let mut rng = Rng::new(100 + client);
+                    let mut samples = Vec::new();
+                    for _ in 0..per_client {
+                        let new = new_memory(&mut rng, counter.fetch_add(1, Ordering::Relaxed));
+                        let start = Instant::now();
+                        service.add(&who(), new).await.unwrap();
+                        samples.push(start.elapsed());
+                    }
+                    samples
+                })
+            })
+            .collect();
+        let mut samples = Vec::new();
+        for task in tasks {
+            samples.extend(task.await.unwrap());
+        }
+        let rate = samples.len() as f64 / started.elapsed().as_secs_f64();
+        report(
+            &format!("add, {clients} concurrent clients ({rate:.0} adds/s in total)"),
+            samples,
+        );
+    });
+
+    let mut group = c.benchmark_group("service_add");
+    group
+        .sample_size(30)
+        .measurement_time(Duration::from_secs(8));
+    group.bench_function("single_client", |b| {
+        b.to_async(&rt).iter(|| {
+            let (service, counter) = (service.clone(), counter.clone());
+            async move {
+                let i = counter.fetch_add(1, Ordering::Relaxed);
+                let mut rng = Rng::new(i as u64);
+                service.add(&who(), new_memory(&mut rng, i)).await.unwrap()
+            }
+        })
+    });
+    // Time per add with 8 clients adding at once (throughput = 1 / this).
+    group.bench_function("8_concurrent_clients_per_add", |b| {
+        b.to_async(&rt).iter_custom(|iters| {
+            let (service, counter) = (service.clone(), counter.clone());
+            async move {
+                let started = Instant::now();
+                let tasks: Vec<_> = (0..8)
+                    .map(|client| {
+                        let (service, counter) = (service.clone(), counter.clone());
+                        let count = iters as usize / 8 + usize::from((client as u64) < iters % 8);
+                        tokio::spawn(async move {
+                            for _ in 0..count {
+                                let i = counter.fetch_add(1, Ordering::Relaxed);
+                                let mut rng = Rng::new(i as u64);
+                                service.add(&who(), new_memory(&mut rng, i)).await.unwrap();
+                            }
+                        })
+                    })
+                    .collect();
+                for task in tasks {
+                    task.await.unwrap();
+                }
+                started.elapsed()
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, search, add);
+criterion_main!(benches);
