@@ -99,13 +99,13 @@ pub fn json<T: DeserializeOwned>(key: &str) -> Result<Option<T>, ConfigError> {
 /// A list of strings: a TOML array of strings, or a single string as a one-item list. Empty if
 /// absent.
 ///
-/// A plain string is taken as one item even if it starts with `[`, unless it is valid JSON for a
-/// list of strings.
+/// A TOML array of non-strings or a TOML table is an error. (A string that happens to be valid
+/// JSON for an array or an object reads the same as one, and is refused too.)
 pub fn list(key: &str) -> Result<Vec<String>, ConfigError> {
     let Some(value) = get(key) else {
         return Ok(Vec::new());
     };
-    if value.trim_start().starts_with('[') {
+    if value.trim_start().starts_with(['[', '{']) {
         if let Ok(items) = serde_json::from_str::<Vec<String>>(&value) {
             return Ok(items);
         }

@@ -242,7 +242,7 @@ fn config_values_read_as_strings_numbers_json_and_lists() {
         assert_eq!(config::list("rules")?, ["a", "b"]);
         assert_eq!(config::list("one_rule")?, ["[wip] keep it short"]);
         assert_eq!(config::list("absent")?, Vec::<String>::new());
-        assert!(config::list("table").is_ok(), "an object is one string");
+        assert!(config::list("table").is_err(), "a table is not a list");
         assert_eq!(
             config::json::<serde_json::Value>("table")?,
             Some(serde_json::json!({"x": 1}))
