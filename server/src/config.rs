@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use aeterna_context::ContextConfig;
 use aeterna_hindsight::HindsightConfig;
 use aeterna_memory::MemoryConfig;
+pub use aeterna_memory::embed::EmbedderConfig;
 use aeterna_notes::NotesConfig;
 use anyhow::{Context, bail};
 use figment::Figment;
@@ -169,31 +170,6 @@ pub struct IdentityFields {
     pub team_id: Option<String>,
     /// The organisation, for the `org` layer. Defaults to the token's configured value.
     pub org_id: Option<String>,
-}
-
-/// Which embedder turns text into vectors. Changing it later needs
-/// `memory.on_embedder_change = "reembed"` (stored vectors are never mixed across embedders).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum EmbedderConfig {
-    /// The built-in feature-hashing embedder: no download, no network, deterministic.
-    Hash {
-        /// Vector dimensions (384).
-        #[serde(default = "default_hash_dimensions")]
-        dimensions: usize,
-    },
-}
-
-impl Default for EmbedderConfig {
-    fn default() -> Self {
-        EmbedderConfig::Hash {
-            dimensions: default_hash_dimensions(),
-        }
-    }
-}
-
-fn default_hash_dimensions() -> usize {
-    384
 }
 
 /// Command-line values that override the file and the environment.
@@ -462,6 +438,29 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("auth.tokens[0].tenant"), "{error}");
+    }
+
+    #[test]
+    fn embedder_section_selects_the_provider() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = write(
+            &dir,
+            "[embedder]\nprovider = \"openai\"\nbase_url = \"http://localhost:11434/v1\"\n\
+             model = \"nomic-embed-text\"\ndimensions = 768\n",
+        );
+        let config = Config::load(Some(&path), &Overrides::default()).expect("valid config");
+        assert!(
+            matches!(config.embedder, EmbedderConfig::OpenAi(_)),
+            "{:?}",
+            config.embedder
+        );
+        assert_eq!(Config::default().embedder, EmbedderConfig::default());
+
+        let path = write(&dir, "[embedder]\nprovider = \"magic\"\n");
+        let error = Config::load(Some(&path), &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("embedder"), "{error}");
     }
 
     #[test]

@@ -1,20 +1,11 @@
-//! Builds the configured [`Embedder`](aeterna_memory::embed::Embedder).
+//! Builds the configured [`Embedder`](aeterna_memory::embed::Embedder) (the `[embedder]`
+//! section: `provider = "hashing"` by default, or `"openai"`, or `"local_model"`).
 
 use std::sync::Arc;
 
-use aeterna_memory::embed::{Embedder, HashingEmbedder};
-
-use crate::config::EmbedderConfig;
+use aeterna_memory::embed::{Embedder, EmbedderConfig, build_embedder};
+use anyhow::Context;
 
 pub fn build(config: &EmbedderConfig) -> anyhow::Result<Arc<dyn Embedder>> {
-    match config {
-        EmbedderConfig::Hash { dimensions } => {
-            if !(8..=8192).contains(dimensions) {
-                anyhow::bail!(
-                    "invalid configuration: embedder.dimensions = {dimensions}; use 8 to 8192"
-                );
-            }
-            Ok(Arc::new(HashingEmbedder::new(*dimensions)))
-        }
-    }
+    build_embedder(config).context("invalid configuration: cannot build the [embedder]")
 }
