@@ -129,6 +129,8 @@ fn sustained_throughput(label: &str, max_batch: usize) {
         config.distill.threshold = 0;
         config.queue.capacity = 60_000;
         config.queue.max_batch = max_batch;
+        // The flush below waits for the whole backlog.
+        config.distill.flush_timeout_ms = 600_000;
         let (_memory, notes) = runtime.block_on(open(dir.path(), config));
         let total = 50_000;
         let batches: Vec<Vec<(Identity, TrajectoryEvent)>> = (0..total / 100)
@@ -193,6 +195,16 @@ fn session_of_100() -> Vec<CapturedEvent> {
 }
 
 fn benches(c: &mut Criterion) {
+    let limits = EventLimits::default();
+    let captured = CapturedEvent::build(who(0), realistic_event(1), &limits).expect("valid");
+    c.bench_function("notes/redact_event (~1 KB, no secret)", |b| {
+        b.iter_batched_ref(
+            || captured.clone(),
+            |event| aeterna_notes::redact_event(aeterna_notes::redactor(), event),
+            BatchSize::SmallInput,
+        )
+    });
+
     let events = session_of_100();
     let session = events[0].session_key();
     c.bench_function("notes/distill_100/deterministic", |b| {

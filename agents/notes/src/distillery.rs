@@ -134,9 +134,20 @@ impl Distillery {
             let new = self.new_memory(layer, &note, session, &events);
             let added = self.memory.add(who, new).await?;
             let ids: Vec<_> = events.iter().map(|e| e.id).collect();
-            self.store
+            let marked = self
+                .store
                 .mark_covered(&session.tenant_id, &ids, added.record.id)
                 .await?;
+            if marked == 0 {
+                // The same events would come back forever; stop rather than spin.
+                return Err(NotesError::storage(
+                    "marking distilled events",
+                    anyhow::anyhow!(
+                        "none of the {} events could be marked as covered",
+                        ids.len()
+                    ),
+                ));
+            }
             let counter = if added.deduplicated {
                 &self.stats.notes_deduplicated
             } else {

@@ -37,7 +37,7 @@ pub use error::{NotesError, Result};
 pub use event::{CapturedEvent, SessionKey, TrajectoryEvent};
 pub use note::{Note, NoteSummary, Sections};
 pub use queue::{CaptureQueue, CaptureSnapshot, DrainReport, RedactFn, Refusal, TrajectorySink};
-pub use redaction::redact_event;
+pub use redaction::{redact_event, redactor};
 pub use service::{
     CaptureReceipt, CaptureResult, CaptureStatus, DistillOutcome, NoteListRequest, NotePage,
     NotesService, NotesSnapshot, SessionNote,

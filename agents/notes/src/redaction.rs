@@ -76,6 +76,11 @@ fn redact_json_strings(redactor: &Redactor, text: &mut String) -> usize {
             break;
         }
         let literal = &text[start..=end];
+        // Only assignments (`key: value`, `key=value`) depend on where a line starts; every
+        // other kind of secret was already found in the first pass over the whole text.
+        if !literal.contains([':', '=']) {
+            continue;
+        }
         let Ok(decoded) = serde_json::from_str::<String>(literal) else {
             continue;
         };
