@@ -141,6 +141,14 @@ pub struct PoolingConfig {
     pub table_elements: usize,
     /// Slots kept warm (not decommitted) for reuse.
     pub max_unused_warm_slots: u32,
+    /// Bytes of each linear memory reset in place (instead of returned to the kernel) when a
+    /// slot is reused, so the next callback takes no page faults there. With `pagemap_scan`,
+    /// only pages the guest dirtied are reset.
+    pub memory_keep_resident_bytes: usize,
+    /// The same for tables.
+    pub table_keep_resident_bytes: usize,
+    /// Find dirty pages with Linux's `PAGEMAP_SCAN` (6.7+; ignored where unsupported).
+    pub pagemap_scan: bool,
 }
 
 impl Default for PoolingConfig {
@@ -157,6 +165,9 @@ impl Default for PoolingConfig {
             max_tables_per_component: 8,
             table_elements: 20_000,
             max_unused_warm_slots: 64,
+            memory_keep_resident_bytes: 1024 * 1024,
+            table_keep_resident_bytes: 64 * 1024,
+            pagemap_scan: true,
         }
     }
 }

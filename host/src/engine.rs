@@ -4,7 +4,7 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use crate::config::HostConfig;
 use crate::error::HostError;
@@ -37,6 +37,9 @@ pub(crate) fn build_engine(config: &HostConfig) -> Result<Engine, HostError> {
             .max_tables_per_component(pool.max_tables_per_component)
             .table_elements(pool.table_elements)
             .max_unused_warm_slots(pool.max_unused_warm_slots)
+            .linear_memory_keep_resident(pool.memory_keep_resident_bytes)
+            .table_keep_resident(pool.table_keep_resident_bytes)
+            .pagemap_scan(if pool.pagemap_scan { Enabled::Auto } else { Enabled::No })
             // The memory cap of every extension is at most the operator's limit, so no slot
             // ever needs to be larger.
             .max_memory_size(config.limits.memory_bytes());

@@ -298,7 +298,10 @@ mod tests {
         list.iter().copied().collect()
     }
 
-    fn summary(text: &str, list: &[&str]) -> Vec<(String, Vec<(String, String)>, String)> {
+    /// A block as (name, attributes, content).
+    type Summary = (String, Vec<(String, String)>, String);
+
+    fn summary(text: &str, list: &[&str]) -> Vec<Summary> {
         find_blocks(text, &names(list))
             .into_iter()
             .map(|block| {

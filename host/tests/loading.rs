@@ -179,7 +179,7 @@ async fn disabled_extensions_are_listed_not_loaded_but_still_checkable() {
     dir.probe("on", 0, "");
     let host = host();
     let report = host.load_dir(dir.path()).await.unwrap();
-    assert_eq!(report.disabled, [wasm.clone()]);
+    assert_eq!(report.disabled, std::slice::from_ref(&wasm));
     assert_eq!(report.loaded.len(), 1);
     let info = host.check_file(&wasm).await.unwrap();
     assert_eq!(info.registration.id, "probe");

@@ -80,19 +80,6 @@ impl MemoryStateStore {
     pub fn scope_count(&self) -> usize {
         self.inner.lock().scopes.len()
     }
-
-    /// Current usage of `scope` (zero if it holds nothing).
-    pub fn usage(&self, scope: &StateScope) -> QuotaUsage {
-        let inner = self.inner.lock();
-        match inner.scopes.peek(scope) {
-            Some(entries) => entries.usage(self.quota_bytes),
-            None => QuotaUsage {
-                used_bytes: 0,
-                quota_bytes: self.quota_bytes,
-                keys: 0,
-            },
-        }
-    }
 }
 
 impl Default for MemoryStateStore {
@@ -113,6 +100,32 @@ impl StateStore for MemoryStateStore {
             .scopes
             .get_mut(scope)
             .and_then(|entries| entries.entries.get(key).cloned()))
+    }
+
+    async fn usage(&self, scope: &StateScope) -> Result<QuotaUsage, StateStoreError> {
+        let inner = self.inner.lock();
+        Ok(match inner.scopes.peek(scope) {
+            Some(entries) => entries.usage(self.quota_bytes),
+            None => QuotaUsage {
+                used_bytes: 0,
+                quota_bytes: self.quota_bytes,
+                keys: 0,
+            },
+        })
+    }
+
+    async fn entry_size(
+        &self,
+        scope: &StateScope,
+        key: &str,
+    ) -> Result<Option<u64>, StateStoreError> {
+        let inner = self.inner.lock();
+        Ok(inner.scopes.peek(scope).and_then(|entries| {
+            entries
+                .entries
+                .peek(key)
+                .map(|value| entry_size(key, value))
+        }))
     }
 
     async fn entries(&self, scope: &StateScope) -> Result<Vec<EntryMeta>, StateStoreError> {
@@ -149,7 +162,10 @@ impl StateStore for MemoryStateStore {
 
         let mut inner = self.inner.lock();
         let inner = &mut *inner;
-        let entries = inner.scopes.get_or_insert_mut(scope.clone(), Scope::new);
+        if inner.scopes.get_mut(scope).is_none() {
+            inner.scopes.push(scope.clone(), Scope::new());
+        }
+        let entries = inner.scopes.get_mut(scope).expect("just inserted");
         let before = entries.used_bytes;
         if batch.clear {
             entries.entries.clear();

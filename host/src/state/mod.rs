@@ -92,6 +92,16 @@ pub trait StateStore: Send + Sync + 'static {
     /// The value under `key`; marks the key as recently used.
     async fn get(&self, scope: &StateScope, key: &str) -> Result<Option<Vec<u8>>, StateStoreError>;
 
+    /// Bytes and keys the scope holds.
+    async fn usage(&self, scope: &StateScope) -> Result<QuotaUsage, StateStoreError>;
+
+    /// The size (key + value bytes) of `key`, if stored. Does not count as use.
+    async fn entry_size(
+        &self,
+        scope: &StateScope,
+        key: &str,
+    ) -> Result<Option<u64>, StateStoreError>;
+
     /// Every key of the scope with its size, least recently used first.
     async fn entries(&self, scope: &StateScope) -> Result<Vec<EntryMeta>, StateStoreError>;
 

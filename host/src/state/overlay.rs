@@ -4,11 +4,12 @@
 //! which the executor calls only when the callback returned `ok`. A faulting callback's overlay is
 //! dropped, and with it every write.
 //!
-//! The quota is applied here, as the guest writes, against a model of the scope's keys (sizes in
-//! LRU order) loaded from the store on the first call that needs it. A `set` that would go past
-//! the quota evicts the least-recently-used keys (recorded as deletes in the batch), so the guest
-//! observes exactly what will be committed. The store enforces the quota again at commit time,
-//! which covers concurrent callbacks racing on the same scope.
+//! The quota is applied here, as the guest writes, so the guest observes exactly what will be
+//! committed. The common case costs O(1) store requests: the overlay tracks the scope's usage
+//! (fetched once) and the sizes of the keys it touches. Only when a write would go past the quota
+//! (or the guest lists its keys) does it load the scope's key sizes in LRU order and evict the
+//! least-recently-used keys, recorded as deletes in the batch. The store enforces the quota again
+//! at commit time, which covers concurrent callbacks racing on the same scope.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,16 +32,21 @@ pub(crate) struct StateOverlay {
     scope: StateScope,
     quota_bytes: u64,
     cleared: bool,
-    /// The callback's writes: `Some` sets, `None` deletes (including evictions).
-    writes: HashMap<String, Option<Vec<u8>>>,
-    /// Sizes of the scope's keys as this callback sees them, least recently used first. Loaded
-    /// before the first write, so `writes` is never non-empty without it.
-    model: Option<Model>,
+    /// The callback's writes in the order made (least recent first): `Some` sets, `None` deletes
+    /// (including evictions).
+    writes: LruCache<String, Option<Vec<u8>>>,
+    /// What the scope looks like with the writes applied, once something needed it.
+    view: Option<View>,
 }
 
-struct Model {
-    sizes: LruCache<String, u64>,
+/// The scope as this callback sees it.
+struct View {
     used_bytes: u64,
+    keys: u64,
+    /// Sizes of keys looked up so far (`None`: absent). Unused once `all` is loaded.
+    known: HashMap<String, Option<u64>>,
+    /// Every key's size in LRU order, loaded when eviction or a listing needs it.
+    all: Option<LruCache<String, u64>>,
 }
 
 impl StateOverlay {
@@ -51,16 +57,16 @@ impl StateOverlay {
             scope,
             quota_bytes,
             cleared: false,
-            writes: HashMap::new(),
-            model: None,
+            writes: LruCache::unbounded(),
+            view: None,
         }
     }
 
     pub(crate) async fn get(&mut self, key: &str) -> Result<Option<Vec<u8>>, StateStoreError> {
-        if let Some(model) = &mut self.model {
-            model.sizes.promote(key);
+        if let Some(all) = self.view.as_mut().and_then(|view| view.all.as_mut()) {
+            all.promote(key);
         }
-        if let Some(written) = self.writes.get(key) {
+        if let Some(written) = self.writes.peek(key) {
             return Ok(written.clone());
         }
         if self.cleared || !valid_key(key) {
@@ -84,58 +90,93 @@ impl StateOverlay {
             ))));
         }
         let size = entry_size(&key, &value);
-        let quota_bytes = self.quota_bytes;
-        let model = self.model().await?;
-        if size > quota_bytes {
-            return Ok(Err(SetError::QuotaExceeded(model.usage(quota_bytes))));
+        if size > self.quota_bytes {
+            return Ok(Err(SetError::QuotaExceeded(self.usage().await?)));
         }
-        if let Some(previous) = model.sizes.pop(&key) {
-            model.used_bytes -= previous;
+        let previous = self.size_of(&key).await?;
+        let view = self.view.as_mut().expect("size_of loads the view");
+        let fits = view.used_bytes - previous.unwrap_or(0) + size <= self.quota_bytes;
+        if fits && view.all.is_none() {
+            view.used_bytes = view.used_bytes - previous.unwrap_or(0) + size;
+            view.keys += u64::from(previous.is_none());
+            view.known.insert(key.clone(), Some(size));
+        } else {
+            let quota_bytes = self.quota_bytes;
+            self.load_all().await?;
+            let view = view_mut(&mut self.view);
+            let all = view.all.as_mut().expect("just loaded");
+            if let Some(previous) = all.pop(&key) {
+                view.used_bytes -= previous;
+            }
+            let mut evicted = Vec::new();
+            while view.used_bytes + size > quota_bytes {
+                let Some((old_key, old_size)) = all.pop_lru() else {
+                    break;
+                };
+                view.used_bytes -= old_size;
+                evicted.push(old_key);
+            }
+            all.push(key.clone(), size);
+            view.used_bytes += size;
+            view.keys = all.len() as u64;
+            for old_key in evicted {
+                self.writes.push(old_key, None);
+            }
         }
-        let mut evicted = Vec::new();
-        while model.used_bytes + size > quota_bytes {
-            let Some((old_key, old_size)) = model.sizes.pop_lru() else {
-                break;
-            };
-            model.used_bytes -= old_size;
-            evicted.push(old_key);
-        }
-        model.sizes.push(key.clone(), size);
-        model.used_bytes += size;
-        for old_key in evicted {
-            self.writes.insert(old_key, None);
-        }
-        self.writes.insert(key, Some(value));
+        self.writes.push(key, Some(value));
         Ok(Ok(()))
     }
 
     pub(crate) async fn delete(&mut self, key: &str) -> Result<bool, StateStoreError> {
-        let model = self.model().await?;
-        let Some(size) = model.sizes.pop(key) else {
+        if !valid_key(key) {
+            return Ok(false);
+        }
+        let Some(size) = self.size_of(key).await? else {
             return Ok(false);
         };
-        model.used_bytes -= size;
-        self.writes.insert(key.to_owned(), None);
+        let view = view_mut(&mut self.view);
+        view.used_bytes -= size;
+        view.keys -= 1;
+        match &mut view.all {
+            Some(all) => {
+                all.pop(key);
+            }
+            None => {
+                view.known.insert(key.to_owned(), None);
+            }
+        }
+        self.writes.push(key.to_owned(), None);
         Ok(true)
     }
 
     pub(crate) async fn keys(&mut self) -> Result<Vec<String>, StateStoreError> {
-        let model = self.model().await?;
-        Ok(model.sizes.iter().map(|(key, _)| key.clone()).collect())
+        Ok(self
+            .load_all()
+            .await?
+            .iter()
+            .map(|(key, _)| key.clone())
+            .collect())
     }
 
     pub(crate) fn clear(&mut self) {
         self.cleared = true;
         self.writes.clear();
-        self.model = Some(Model {
-            sizes: LruCache::unbounded(),
+        self.view = Some(View {
             used_bytes: 0,
+            keys: 0,
+            known: HashMap::new(),
+            all: Some(LruCache::unbounded()),
         });
     }
 
     pub(crate) async fn usage(&mut self) -> Result<QuotaUsage, StateStoreError> {
         let quota_bytes = self.quota_bytes;
-        Ok(self.model().await?.usage(quota_bytes))
+        let view = self.view().await?;
+        Ok(QuotaUsage {
+            used_bytes: view.used_bytes,
+            quota_bytes,
+            keys: u32::try_from(view.keys).unwrap_or(u32::MAX),
+        })
     }
 
     /// Whether the callback wrote anything.
@@ -143,7 +184,8 @@ impl StateOverlay {
         self.cleared || !self.writes.is_empty()
     }
 
-    /// Commits the callback's writes as one batch. A no-op when nothing was written.
+    /// Commits the callback's writes as one batch, in the order they were made. A no-op when
+    /// nothing was written.
     pub(crate) async fn commit(self) -> Result<(), StateStoreError> {
         if !self.is_dirty() {
             return Ok(());
@@ -153,57 +195,83 @@ impl StateOverlay {
             scope,
             cleared,
             mut writes,
-            model,
             ..
         } = self;
         let mut batch = StateBatch {
             clear: cleared,
             writes: Vec::with_capacity(writes.len()),
         };
-        // Deletes first, then sets from least to most recently used, so the store's recency
-        // order matches what the callback saw.
-        batch.writes.extend(
-            writes
-                .iter()
-                .filter(|(_, value)| value.is_none())
-                .map(|(key, _)| (key.clone(), None)),
-        );
-        if let Some(model) = model {
-            for (key, _) in model.sizes.iter().rev() {
-                if let Some(Some(value)) = writes.remove(key) {
-                    batch.writes.push((key.clone(), Some(value)));
-                }
-            }
+        while let Some(write) = writes.pop_lru() {
+            batch.writes.push(write);
         }
         store.commit(&scope, batch).await.map(drop)
     }
 
-    async fn model(&mut self) -> Result<&mut Model, StateStoreError> {
-        if self.model.is_none() {
-            let mut model = Model {
-                sizes: LruCache::unbounded(),
-                used_bytes: 0,
-            };
+    /// The scope's usage as this callback sees it, fetched on first need.
+    async fn view(&mut self) -> Result<&mut View, StateStoreError> {
+        if self.view.is_none() {
+            let usage = self.store.usage(&self.scope).await?;
+            self.view = Some(View {
+                used_bytes: usage.used_bytes,
+                keys: u64::from(usage.keys),
+                known: HashMap::new(),
+                all: None,
+            });
+        }
+        Ok(view_mut(&mut self.view))
+    }
+
+    /// The current size of `key` (key + value bytes), if it exists for this callback.
+    async fn size_of(&mut self, key: &str) -> Result<Option<u64>, StateStoreError> {
+        let cleared = self.cleared;
+        let view = self.view().await?;
+        if let Some(all) = &view.all {
+            return Ok(all.peek(key).copied());
+        }
+        if let Some(known) = view.known.get(key) {
+            return Ok(*known);
+        }
+        let size = if cleared {
+            None
+        } else {
+            self.store.entry_size(&self.scope, key).await?
+        };
+        view_mut(&mut self.view).known.insert(key.to_owned(), size);
+        Ok(size)
+    }
+
+    /// Loads every key's size in LRU order, with this callback's writes applied.
+    async fn load_all(&mut self) -> Result<&mut LruCache<String, u64>, StateStoreError> {
+        self.view().await?;
+        if view_mut(&mut self.view).all.is_none() {
+            let mut all = LruCache::unbounded();
             if !self.cleared {
                 for entry in self.store.entries(&self.scope).await? {
-                    model.used_bytes += entry.size;
-                    model.sizes.push(entry.key, entry.size);
+                    all.push(entry.key, entry.size);
                 }
             }
-            self.model = Some(model);
+            for (key, value) in self.writes.iter().rev() {
+                match value {
+                    Some(value) => {
+                        all.push(key.clone(), entry_size(key, value));
+                    }
+                    None => {
+                        all.pop(key);
+                    }
+                }
+            }
+            let view = view_mut(&mut self.view);
+            view.used_bytes = all.iter().map(|(_, size)| size).sum();
+            view.keys = all.len() as u64;
+            view.known.clear();
+            view.all = Some(all);
         }
-        Ok(self.model.as_mut().expect("the model was just loaded"))
+        Ok(view_mut(&mut self.view).all.as_mut().expect("just loaded"))
     }
 }
 
-impl Model {
-    fn usage(&self, quota_bytes: u64) -> QuotaUsage {
-        QuotaUsage {
-            used_bytes: self.used_bytes,
-            quota_bytes,
-            keys: u32::try_from(self.sizes.len()).unwrap_or(u32::MAX),
-        }
-    }
+fn view_mut(view: &mut Option<View>) -> &mut View {
+    view.as_mut().expect("the view is loaded before use")
 }
 
 fn valid_key(key: &str) -> bool {
@@ -340,6 +408,32 @@ mod tests {
         tx.commit().await.unwrap();
         assert_eq!(store.get(&scope, "a").await.unwrap(), None);
         assert_eq!(store.get(&scope, "b").await.unwrap(), Some(b"2".to_vec()));
+    }
+
+    #[tokio::test]
+    async fn usage_tracks_overwrites_and_deletes_and_matches_the_store_after_commit() {
+        let (store, scope) = setup(1000);
+        let mut tx = overlay(&store, &scope);
+        tx.set("a".into(), vec![0; 9]).await.unwrap().unwrap();
+        tx.set("b".into(), vec![0; 19]).await.unwrap().unwrap();
+        tx.commit().await.unwrap();
+
+        let mut tx = overlay(&store, &scope);
+        let usage = |used_bytes, keys| QuotaUsage {
+            used_bytes,
+            quota_bytes: 1000,
+            keys,
+        };
+        assert_eq!(tx.usage().await.unwrap(), usage(30, 2));
+        tx.set("a".into(), vec![0; 3]).await.unwrap().unwrap();
+        assert_eq!(tx.usage().await.unwrap(), usage(24, 2));
+        tx.set("c".into(), vec![0; 4]).await.unwrap().unwrap();
+        assert_eq!(tx.usage().await.unwrap(), usage(29, 3));
+        assert!(tx.delete("b").await.unwrap());
+        assert!(!tx.delete("b").await.unwrap());
+        assert_eq!(tx.usage().await.unwrap(), usage(9, 2));
+        tx.commit().await.unwrap();
+        assert_eq!(store.usage(&scope).await.unwrap(), usage(9, 2));
     }
 
     #[tokio::test]

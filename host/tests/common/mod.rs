@@ -88,15 +88,18 @@ impl ExtDir {
 /// cache shared by all tests (content-addressed, so sharing is safe) to keep them fast. Tests of
 /// the cache itself use their own directory.
 pub fn test_config() -> HostConfig {
-    let mut config = HostConfig::default();
-    config.cache_dir =
-        Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("aeterna-host-compile-cache"));
-    config.limits.timeout_ms = 2_000;
-    config.quarantine = QuarantineConfig {
-        threshold: 3,
-        cooldown_ms: 300,
-    };
-    config
+    HostConfig {
+        cache_dir: Some(Path::new(env!("CARGO_TARGET_TMPDIR")).join("aeterna-host-compile-cache")),
+        limits: aeterna_host::Limits {
+            timeout_ms: 2_000,
+            ..Default::default()
+        },
+        quarantine: QuarantineConfig {
+            threshold: 3,
+            cooldown_ms: 300,
+        },
+        ..HostConfig::default()
+    }
 }
 
 pub fn host() -> ExtensionHost {

@@ -18,8 +18,12 @@ use aeterna::extension::{host, state};
 
 struct Probe;
 
+/// The manifest's `[config]`, fetched from the host once per callback.
 fn config(key: &str) -> Option<String> {
-    host::config().into_iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    thread_local! {
+        static CONFIG: Vec<(String, String)> = host::config();
+    }
+    CONFIG.with(|config| config.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()))
 }
 
 fn mark() -> String {
