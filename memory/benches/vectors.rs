@@ -15,8 +15,8 @@ use uuid::Uuid;
 const DIMS: usize = 384;
 const LIMIT: usize = 10;
 
-/// Unit vectors clustered around 256 topics, like real embeddings; every tenth row is in
-/// scope `ten`.
+/// Unit vectors clustered around 256 topics, like real embeddings. Every tenth row is in
+/// scope `ten` (the others in `rest`); another tenth, spread through `rest`, is tagged `five`.
 fn build(rows: usize, config: VectorIndexConfig) -> (InMemoryVectorIndex, Vec<Vec<f32>>) {
     let mut rng = Rng::new(7);
     let topics: Vec<Vec<f32>> = (0..256)
@@ -39,7 +39,11 @@ fn build(rows: usize, config: VectorIndexConfig) -> (InMemoryVectorIndex, Vec<Ve
             id: Uuid::from_u128(row as u128),
             scope: Scope::new(Layer::Project, if row % 10 == 0 { "ten" } else { "rest" }),
             kind: "memory".into(),
-            tags: Vec::new(),
+            tags: if row % 10 == 5 {
+                vec!["five".to_string()]
+            } else {
+                Vec::new()
+            },
             vector: vector(),
         });
         if batch.len() == batch.capacity() {
@@ -99,7 +103,18 @@ fn scans(c: &mut Criterion) {
 
     let (index, queries) = build(100_000, f32_only.clone());
     percentiles("scan f32 100k unfiltered", &index, &queries, &unfiltered);
-    percentiles("scan f32 100k filtered 10%", &index, &queries, &tenth);
+    percentiles(
+        "scan f32 100k filtered 10% (one scope)",
+        &index,
+        &queries,
+        &tenth,
+    );
+    percentiles(
+        "scan f32 100k filtered 10% (a tag, rows spread out)",
+        &index,
+        &queries,
+        &tagged,
+    );
     let mut group = c.benchmark_group("vector_scan");
     group
         .sample_size(50)

@@ -68,33 +68,34 @@ pub(crate) fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
     }
 }
 
-/// Pushes `(dot(query, row), row)` of every admitted row of `data` into `top`.
-pub(crate) fn scan_f32(query: &[f32], data: &[f32], admit: Admit<'_>, top: &mut TopK) {
+/// Pushes `(dot(query, row), base + row)` of every admitted row of `data` into `top`.
+pub(crate) fn scan_f32(query: &[f32], data: &[f32], admit: Admit<'_>, base: u64, top: &mut TopK) {
     match level() {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `level` detected AVX2 and FMA.
-        Level::Avx2 | Level::Avx512Vnni => unsafe { x86::scan_f32(query, data, admit, top) },
-        _ => portable::scan_f32(query, data, admit, top),
+        Level::Avx2 | Level::Avx512Vnni => unsafe { x86::scan_f32(query, data, admit, base, top) },
+        _ => portable::scan_f32(query, data, admit, base, top),
     }
 }
 
-/// Pushes `(approximate dot, row)` of every admitted int8 row into `top`; `codes` holds rows
-/// of `query.codes.len()` offset codes, `scales` one scale per row.
+/// Pushes `(approximate dot, base + row)` of every admitted int8 row into `top`; `codes`
+/// holds rows of `query.codes.len()` offset codes, `scales` one scale per row.
 pub(crate) fn scan_u8(
     query: &QueryCodes,
     codes: &[u8],
     scales: &[f32],
     admit: Admit<'_>,
+    base: u64,
     top: &mut TopK,
 ) {
     match level() {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `level` detected AVX-512 F/BW/VNNI.
-        Level::Avx512Vnni => unsafe { x86::scan_u8_vnni(query, codes, scales, admit, top) },
+        Level::Avx512Vnni => unsafe { x86::scan_u8_vnni(query, codes, scales, admit, base, top) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `level` detected AVX2.
-        Level::Avx2 => unsafe { x86::scan_u8_avx2(query, codes, scales, admit, top) },
-        _ => portable::scan_u8(query, codes, scales, admit, top),
+        Level::Avx2 => unsafe { x86::scan_u8_avx2(query, codes, scales, admit, base, top) },
+        _ => portable::scan_u8(query, codes, scales, admit, base, top),
     }
 }
 
@@ -103,19 +104,20 @@ pub(crate) fn scan_u8(
 fn scan<T>(
     rows: std::slice::ChunksExact<'_, T>,
     admit: Admit<'_>,
+    base: u64,
     top: &mut TopK,
     mut score: impl FnMut(usize, &[T]) -> f32,
 ) {
     match admit {
         None => {
             for (row, values) in rows.enumerate() {
-                top.push(score(row, values), row as u32);
+                top.push(score(row, values), base + row as u64);
             }
         }
         Some(admit) => {
             for (row, values) in rows.enumerate() {
                 if admit(row) {
-                    top.push(score(row, values), row as u32);
+                    top.push(score(row, values), base + row as u64);
                 }
             }
         }
@@ -156,10 +158,14 @@ mod portable {
         offset - query.offset_correction
     }
 
-    pub fn scan_f32(query: &[f32], data: &[f32], admit: Admit<'_>, top: &mut TopK) {
-        scan(data.chunks_exact(query.len()), admit, top, |_, row| {
-            dot_f32(query, row)
-        });
+    pub fn scan_f32(query: &[f32], data: &[f32], admit: Admit<'_>, base: u64, top: &mut TopK) {
+        scan(
+            data.chunks_exact(query.len()),
+            admit,
+            base,
+            top,
+            |_, row| dot_f32(query, row),
+        );
     }
 
     pub fn scan_u8(
@@ -167,11 +173,13 @@ mod portable {
         codes: &[u8],
         scales: &[f32],
         admit: Admit<'_>,
+        base: u64,
         top: &mut TopK,
     ) {
         scan(
             codes.chunks_exact(query.codes.len()),
             admit,
+            base,
             top,
             |row, values| dot_u8(query, values) as f32 * scales[row],
         );
@@ -222,10 +230,14 @@ mod x86 {
     }
 
     #[target_feature(enable = "avx2,fma")]
-    pub fn scan_f32(query: &[f32], data: &[f32], admit: Admit<'_>, top: &mut TopK) {
-        scan(data.chunks_exact(query.len()), admit, top, |_, row| {
-            dot_f32(query, row)
-        });
+    pub fn scan_f32(query: &[f32], data: &[f32], admit: Admit<'_>, base: u64, top: &mut TopK) {
+        scan(
+            data.chunks_exact(query.len()),
+            admit,
+            base,
+            top,
+            |_, row| dot_f32(query, row),
+        );
     }
 
     /// Signed codes recovered by flipping the top bit; `maddubs` multiplies |c| by q·sign(c)
@@ -270,11 +282,13 @@ mod x86 {
         codes: &[u8],
         scales: &[f32],
         admit: Admit<'_>,
+        base: u64,
         top: &mut TopK,
     ) {
         scan(
             codes.chunks_exact(query.codes.len()),
             admit,
+            base,
             top,
             |row, values| dot_u8_avx2(query, values) as f32 * scales[row],
         );
@@ -311,11 +325,13 @@ mod x86 {
         codes: &[u8],
         scales: &[f32],
         admit: Admit<'_>,
+        base: u64,
         top: &mut TopK,
     ) {
         scan(
             codes.chunks_exact(query.codes.len()),
             admit,
+            base,
             top,
             |row, values| dot_u8_vnni(query, values) as f32 * scales[row],
         );
@@ -413,13 +429,13 @@ mod tests {
         let data: Vec<f32> = (0..10).flat_map(|row| vec![row as f32; dims]).collect();
         let query = vec![1.0f32; dims];
         let mut top = TopK::new(3);
-        scan_f32(&query, &data, Some(&|row| row % 2 == 0), &mut top);
-        let rows: Vec<u32> = top.into_sorted().iter().map(|s| s.row).collect();
-        assert_eq!(rows, [8, 6, 4]);
+        scan_f32(&query, &data, Some(&|row| row % 2 == 0), 100, &mut top);
+        let keys: Vec<u64> = top.into_sorted().iter().map(|s| s.key).collect();
+        assert_eq!(keys, [108, 106, 104]);
         let mut top = TopK::new(2);
-        portable::scan_f32(&query, &data, None, &mut top);
+        portable::scan_f32(&query, &data, None, 0, &mut top);
         assert_eq!(
-            top.into_sorted().iter().map(|s| s.row).collect::<Vec<_>>(),
+            top.into_sorted().iter().map(|s| s.key).collect::<Vec<_>>(),
             [9, 8]
         );
     }

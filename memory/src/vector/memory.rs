@@ -343,6 +343,50 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_vector_can_move_between_scopes_and_segments_can_empty_and_refill() {
+        let index = InMemoryVectorIndex::new(2, VectorIndexConfig::default());
+        let scope = |name: &str| MemoryFilter {
+            scopes: vec![Scope::new(Layer::Project, name)],
+            ..Default::default()
+        };
+        index
+            .upsert("t", vec![entry(1, "a", "memory", &[], vec![1.0, 0.0])])
+            .await
+            .unwrap();
+        index
+            .upsert("t", vec![entry(1, "b", "memory", &["x"], vec![0.0, 1.0])])
+            .await
+            .unwrap();
+        assert!(
+            index
+                .search("t", &[0.0, 1.0], &scope("a"), 5)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        let hits = index
+            .search("t", &[0.0, 1.0], &scope("b"), 5)
+            .await
+            .unwrap();
+        assert_eq!((hits.len(), hits[0].id.as_u128()), (1, 1));
+        index.remove("t", &[Uuid::from_u128(1)]).await.unwrap();
+        assert_eq!(index.count().await.unwrap(), 0);
+        index
+            .upsert("t", vec![entry(2, "b", "memory", &[], vec![1.0, 0.0])])
+            .await
+            .unwrap();
+        assert_eq!(
+            index
+                .search("t", &[1.0, 0.0], &scope("b"), 5)
+                .await
+                .unwrap()[0]
+                .id
+                .as_u128(),
+            2
+        );
+    }
+
+    #[tokio::test]
     async fn rejects_vectors_of_the_wrong_dimension() {
         let index = InMemoryVectorIndex::new(4, VectorIndexConfig::default());
         let error = index

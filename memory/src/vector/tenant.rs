@@ -1,5 +1,10 @@
-//! One tenant's vectors: a contiguous row-major `Vec<f32>`, per-row filter attributes, and an
-//! int8 copy once the tenant is large enough for it to pay off.
+//! One tenant's vectors, kept contiguous per scope.
+//!
+//! Each scope (session s-1, project aeterna, …) of the tenant owns a [`Segment`]: a row-major
+//! `Vec<f32>` of its vectors, per-row kind and tag ids for filtering, and an int8 copy once the
+//! tenant is large enough for the pre-scan to pay off. A search reads only the segments of the
+//! scopes it may see, as contiguous memory; the common filter (by scope) costs nothing per row,
+//! and a scan never strides over rows it will not score.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -12,7 +17,7 @@ use super::topk::TopK;
 use super::{VectorEntry, VectorHit, VectorIndexConfig};
 use crate::model::{MemoryFilter, Scope};
 
-/// Gives small integer ids to repeated values (scopes, kinds, tags).
+/// Gives small integer ids to repeated values (kinds, tags).
 #[derive(Debug)]
 struct Interner<T> {
     ids: HashMap<T, u32>,
@@ -43,40 +48,67 @@ impl<T: Hash + Eq + Clone> Interner<T> {
     {
         self.ids.get(value).copied()
     }
+}
 
-    fn len(&self) -> usize {
-        self.ids.len()
+/// The vectors of one scope, row-aligned across every field.
+#[derive(Debug, Default)]
+struct Segment {
+    ids: Vec<Uuid>,
+    /// `ids.len() × dims` floats; row `r` is `data[r*dims..(r+1)*dims]`.
+    data: Vec<f32>,
+    kind_of: Vec<u32>,
+    tags_of: Vec<Box<[u32]>>,
+    quantized: Option<Quantized>,
+}
+
+impl Segment {
+    fn row(&self, row: usize, dims: usize) -> &[f32] {
+        &self.data[row * dims..(row + 1) * dims]
     }
 }
 
-/// A compiled [`MemoryFilter`]: interned ids to compare per row.
+/// Per-row conditions beyond the scope: interned kinds (any) and tags (all).
 struct RowFilter {
-    /// Indexed by interned scope id; `None` admits every scope.
-    scopes: Option<Vec<bool>>,
     kinds: Option<Vec<u32>>,
     tags: Vec<u32>,
 }
 
 impl RowFilter {
-    fn admits_all(&self) -> bool {
-        self.scopes.is_none() && self.kinds.is_none() && self.tags.is_empty()
+    fn is_trivial(&self) -> bool {
+        self.kinds.is_none() && self.tags.is_empty()
     }
+
+    fn admits(&self, segment: &Segment, row: usize) -> bool {
+        if let Some(kinds) = &self.kinds
+            && !kinds.contains(&segment.kind_of[row])
+        {
+            return false;
+        }
+        self.tags
+            .iter()
+            .all(|tag| segment.tags_of[row].contains(tag))
+    }
+}
+
+/// Search keys carry the segment in the high half and the row in the low half.
+fn key(segment: usize, row: usize) -> u64 {
+    ((segment as u64) << 32) | row as u64
+}
+
+fn unkey(key: u64) -> (usize, usize) {
+    ((key >> 32) as usize, (key & 0xffff_ffff) as usize)
 }
 
 #[derive(Debug, Default)]
 pub(crate) struct TenantVectors {
     dims: usize,
-    ids: Vec<Uuid>,
-    /// `ids.len() × dims` floats; row `r` is `data[r*dims..(r+1)*dims]`.
-    data: Vec<f32>,
-    scope_of: Vec<u32>,
-    kind_of: Vec<u32>,
-    tags_of: Vec<Box<[u32]>>,
-    row_of: HashMap<Uuid, u32>,
-    scopes: Interner<Scope>,
+    segments: Vec<Segment>,
+    segment_of: HashMap<Scope, usize>,
+    /// Where each vector lives: (segment, row).
+    location: HashMap<Uuid, (u32, u32)>,
     kinds: Interner<String>,
     tags: Interner<String>,
-    quantized: Option<Quantized>,
+    quantized: bool,
 }
 
 impl TenantVectors {
@@ -88,118 +120,148 @@ impl TenantVectors {
     }
 
     pub fn len(&self) -> usize {
-        self.ids.len()
+        self.location.len()
     }
 
     pub fn is_quantized(&self) -> bool {
-        self.quantized.is_some()
+        self.quantized
     }
 
     /// Inserts or replaces the vector and attributes of `entry.id`.
     pub fn upsert(&mut self, entry: &VectorEntry, config: &VectorIndexConfig) {
         debug_assert_eq!(entry.vector.len(), self.dims);
-        let scope = self.scopes.intern(&entry.scope);
         let kind = self.kinds.intern(&entry.kind);
         let tags: Box<[u32]> = entry.tags.iter().map(|tag| self.tags.intern(tag)).collect();
-        match self.row_of.get(&entry.id) {
-            Some(&row) => {
-                let row = row as usize;
-                self.data[row * self.dims..(row + 1) * self.dims].copy_from_slice(&entry.vector);
-                self.scope_of[row] = scope;
-                self.kind_of[row] = kind;
-                self.tags_of[row] = tags;
-                if let Some(quantized) = &mut self.quantized {
+        let target = self.segment_for(&entry.scope);
+        match self.location.get(&entry.id).copied() {
+            Some((segment, row)) if segment as usize == target => {
+                let (dims, row) = (self.dims, row as usize);
+                let segment = &mut self.segments[target];
+                segment.data[row * dims..(row + 1) * dims].copy_from_slice(&entry.vector);
+                segment.kind_of[row] = kind;
+                segment.tags_of[row] = tags;
+                if let Some(quantized) = &mut segment.quantized {
                     quantized.set(row, &entry.vector);
                 }
             }
-            None => {
-                self.row_of.insert(entry.id, self.ids.len() as u32);
-                self.ids.push(entry.id);
-                self.data.extend_from_slice(&entry.vector);
-                self.scope_of.push(scope);
-                self.kind_of.push(kind);
-                self.tags_of.push(tags);
-                if let Some(quantized) = &mut self.quantized {
+            existing => {
+                if existing.is_some() {
+                    // The record moved to another scope.
+                    self.remove(&entry.id, config);
+                }
+                let segment = &mut self.segments[target];
+                let row = segment.ids.len();
+                segment.ids.push(entry.id);
+                segment.data.extend_from_slice(&entry.vector);
+                segment.kind_of.push(kind);
+                segment.tags_of.push(tags);
+                if let Some(quantized) = &mut segment.quantized {
                     quantized.push(&entry.vector);
                 }
+                self.location.insert(entry.id, (target as u32, row as u32));
             }
         }
         self.adjust_quantization(config);
     }
 
+    fn segment_for(&mut self, scope: &Scope) -> usize {
+        if let Some(&segment) = self.segment_of.get(scope) {
+            return segment;
+        }
+        let mut segment = Segment::default();
+        if self.quantized {
+            segment.quantized = Some(Quantized::default());
+        }
+        self.segments.push(segment);
+        self.segment_of
+            .insert(scope.clone(), self.segments.len() - 1);
+        self.segments.len() - 1
+    }
+
     /// Replaces the tags of `id`, if present.
     pub fn retag(&mut self, id: &Uuid, tags: &[String]) {
-        if let Some(&row) = self.row_of.get(id) {
-            self.tags_of[row as usize] = tags.iter().map(|tag| self.tags.intern(tag)).collect();
+        if let Some(&(segment, row)) = self.location.get(id) {
+            let tags = tags.iter().map(|tag| self.tags.intern(tag)).collect();
+            self.segments[segment as usize].tags_of[row as usize] = tags;
         }
     }
 
-    /// Removes `id`; the last row moves into its place, keeping the rows contiguous.
+    /// Removes `id`; the segment's last row moves into its place, keeping rows contiguous.
     pub fn remove(&mut self, id: &Uuid, config: &VectorIndexConfig) -> bool {
-        let Some(row) = self.row_of.remove(id) else {
+        let Some((segment_index, row)) = self.location.remove(id) else {
             return false;
         };
-        let row = row as usize;
-        let last = self.ids.len() - 1;
+        let (dims, row) = (self.dims, row as usize);
+        let segment = &mut self.segments[segment_index as usize];
+        let last = segment.ids.len() - 1;
         if row != last {
-            let moved = self.ids[last];
-            self.data
-                .copy_within(last * self.dims..(last + 1) * self.dims, row * self.dims);
-            self.row_of.insert(moved, row as u32);
+            let moved = segment.ids[last];
+            segment
+                .data
+                .copy_within(last * dims..(last + 1) * dims, row * dims);
+            self.location.insert(moved, (segment_index, row as u32));
         }
-        self.ids.swap_remove(row);
-        self.data.truncate(last * self.dims);
-        self.scope_of.swap_remove(row);
-        self.kind_of.swap_remove(row);
-        self.tags_of.swap_remove(row);
-        if let Some(quantized) = &mut self.quantized {
-            quantized.swap_remove(row, self.dims);
+        segment.ids.swap_remove(row);
+        segment.data.truncate(last * dims);
+        segment.kind_of.swap_remove(row);
+        segment.tags_of.swap_remove(row);
+        if let Some(quantized) = &mut segment.quantized {
+            quantized.swap_remove(row, dims);
+        }
+        if segment.ids.is_empty() {
+            // Keep the (reusable) segment, not its memory.
+            *segment = Segment {
+                quantized: segment.quantized.take().map(|_| Quantized::default()),
+                ..Default::default()
+            };
         }
         self.adjust_quantization(config);
         true
     }
 
-    /// Builds the int8 copy when the tenant reaches the threshold, and drops it (with
+    /// Builds the int8 copies when the tenant reaches the threshold, and drops them (with
     /// hysteresis) when it shrinks well below.
     fn adjust_quantization(&mut self, config: &VectorIndexConfig) {
-        let rows = self.ids.len();
-        match &self.quantized {
-            None if rows >= config.quantize_min_rows => {
-                self.quantized = Some(Quantized::build(&self.data, self.dims));
+        let rows = self.len();
+        if !self.quantized && rows >= config.quantize_min_rows {
+            for segment in &mut self.segments {
+                segment.quantized = Some(Quantized::build(&segment.data, self.dims));
             }
-            Some(_) if rows < config.quantize_min_rows / 2 => self.quantized = None,
-            _ => {}
+            self.quantized = true;
+        } else if self.quantized && rows < config.quantize_min_rows / 2 {
+            for segment in &mut self.segments {
+                segment.quantized = None;
+            }
+            self.quantized = false;
         }
-    }
-
-    fn row(&self, row: usize) -> &[f32] {
-        &self.data[row * self.dims..(row + 1) * self.dims]
     }
 
     /// Cosine similarity of `query` (unit length) with the stored vector of `id`.
     pub fn similarity(&self, query: &[f32], id: &Uuid) -> Option<f32> {
-        let row = *self.row_of.get(id)? as usize;
-        Some(kernels::dot_f32(query, self.row(row)))
+        let &(segment, row) = self.location.get(id)?;
+        Some(kernels::dot_f32(
+            query,
+            self.segments[segment as usize].row(row as usize, self.dims),
+        ))
     }
 
-    /// `None` when no row can match (an unknown scope, kind or tag was required).
-    fn compile(&self, filter: &MemoryFilter) -> Option<RowFilter> {
-        let scopes = if filter.scopes.is_empty() {
-            None
-        } else {
-            let mut mask = vec![false; self.scopes.len()];
-            let mut any = false;
-            for scope in &filter.scopes {
-                if let Some(id) = self.scopes.get(scope) {
-                    mask[id as usize] = true;
-                    any = true;
-                }
-            }
-            if !any {
-                return None;
-            }
-            Some(mask)
-        };
+    /// The segments of the scopes `filter` selects (every segment when it names none).
+    fn segments_for(&self, filter: &MemoryFilter) -> Vec<usize> {
+        if filter.scopes.is_empty() {
+            return (0..self.segments.len()).collect();
+        }
+        let mut selected: Vec<usize> = filter
+            .scopes
+            .iter()
+            .filter_map(|scope| self.segment_of.get(scope).copied())
+            .collect();
+        selected.sort_unstable();
+        selected.dedup();
+        selected
+    }
+
+    /// `None` when no row can match (an unknown kind or tag was required).
+    fn row_filter(&self, filter: &MemoryFilter) -> Option<RowFilter> {
         let kinds = if filter.kinds.is_empty() {
             None
         } else {
@@ -217,29 +279,7 @@ impl TenantVectors {
         for tag in &filter.tags {
             tags.push(self.tags.get(tag.as_str())?);
         }
-        Some(RowFilter {
-            scopes,
-            kinds,
-            tags,
-        })
-    }
-
-    #[inline]
-    fn admits(&self, filter: &RowFilter, row: usize) -> bool {
-        if let Some(mask) = &filter.scopes
-            && !mask[self.scope_of[row] as usize]
-        {
-            return false;
-        }
-        if let Some(kinds) = &filter.kinds
-            && !kinds.contains(&self.kind_of[row])
-        {
-            return false;
-        }
-        filter
-            .tags
-            .iter()
-            .all(|tag| self.tags_of[row].contains(tag))
+        Some(RowFilter { kinds, tags })
     }
 
     /// The `k` rows most similar to `query` among those `filter` admits, best first.
@@ -252,51 +292,68 @@ impl TenantVectors {
         k: usize,
         config: &VectorIndexConfig,
     ) -> Vec<VectorHit> {
-        if k == 0 || self.ids.is_empty() || query.len() != self.dims {
+        if k == 0 || self.location.is_empty() || query.len() != self.dims {
             return Vec::new();
         }
-        let Some(filter) = self.compile(filter) else {
+        let Some(rows) = self.row_filter(filter) else {
             return Vec::new();
         };
-        let predicate = |row: usize| self.admits(&filter, row);
-        let admit: kernels::Admit<'_> = if filter.admits_all() {
-            None
-        } else {
-            Some(&predicate)
-        };
-        let best = match &self.quantized {
-            Some(quantized) => {
-                let candidates = (k * config.rescore_factor).max(config.rescore_min);
-                let mut codes = vec![0i8; self.dims];
-                quantize_into(query, &mut codes);
-                let mut approximate = TopK::new(candidates);
+        let segments = self.segments_for(filter);
+        let best = if self.quantized {
+            let candidates = (k * config.rescore_factor).max(config.rescore_min);
+            let mut codes = vec![0i8; self.dims];
+            quantize_into(query, &mut codes);
+            let query_codes = QueryCodes::new(codes);
+            let mut approximate = TopK::new(candidates);
+            for &index in &segments {
+                let segment = &self.segments[index];
+                let quantized = segment.quantized.as_ref().expect("quantized tenant");
+                let predicate = |row: usize| rows.admits(segment, row);
+                let admit: kernels::Admit<'_> = if rows.is_trivial() {
+                    None
+                } else {
+                    Some(&predicate)
+                };
                 kernels::scan_u8(
-                    &QueryCodes::new(codes),
+                    &query_codes,
                     &quantized.codes,
                     &quantized.scales,
                     admit,
+                    key(index, 0),
                     &mut approximate,
                 );
-                let mut exact = TopK::new(k);
-                for candidate in approximate.into_sorted() {
-                    exact.push(
-                        kernels::dot_f32(query, self.row(candidate.row as usize)),
-                        candidate.row,
-                    );
-                }
-                exact
             }
-            None => {
-                let mut exact = TopK::new(k);
-                kernels::scan_f32(query, &self.data, admit, &mut exact);
-                exact
+            let mut exact = TopK::new(k);
+            for candidate in approximate.into_sorted() {
+                let (segment, row) = unkey(candidate.key);
+                exact.push(
+                    kernels::dot_f32(query, self.segments[segment].row(row, self.dims)),
+                    candidate.key,
+                );
             }
+            exact
+        } else {
+            let mut exact = TopK::new(k);
+            for &index in &segments {
+                let segment = &self.segments[index];
+                let predicate = |row: usize| rows.admits(segment, row);
+                let admit: kernels::Admit<'_> = if rows.is_trivial() {
+                    None
+                } else {
+                    Some(&predicate)
+                };
+                kernels::scan_f32(query, &segment.data, admit, key(index, 0), &mut exact);
+            }
+            exact
         };
         best.into_sorted()
             .into_iter()
-            .map(|scored| VectorHit {
-                id: self.ids[scored.row as usize],
-                similarity: scored.score,
+            .map(|scored| {
+                let (segment, row) = unkey(scored.key);
+                VectorHit {
+                    id: self.segments[segment].ids[row],
+                    similarity: scored.score,
+                }
             })
             .collect()
     }

@@ -1,4 +1,4 @@
-//! Keeps the `k` best-scoring rows of a scan.
+//! Keeps the `k` best-scoring entries of a scan, each named by a `u64` key.
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
@@ -6,7 +6,7 @@ use std::collections::BinaryHeap;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Scored {
     pub score: f32,
-    pub row: u32,
+    pub key: u64,
 }
 
 impl PartialEq for Scored {
@@ -24,15 +24,15 @@ impl PartialOrd for Scored {
 }
 
 impl Ord for Scored {
-    /// By score, then by lower row first, so results are deterministic.
+    /// By score, then by lower key first, so results are deterministic.
     fn cmp(&self, other: &Self) -> Ordering {
         self.score
             .total_cmp(&other.score)
-            .then_with(|| other.row.cmp(&self.row))
+            .then_with(|| other.key.cmp(&self.key))
     }
 }
 
-/// A bounded min-heap of the best `k` rows seen so far.
+/// A bounded min-heap of the best `k` entries seen so far.
 pub(crate) struct TopK {
     k: usize,
     heap: BinaryHeap<Reverse<Scored>>,
@@ -46,7 +46,7 @@ impl TopK {
         }
     }
 
-    /// The score a row must beat to enter (−∞ while not full).
+    /// The score an entry must beat to enter (−∞ while not full).
     #[inline]
     pub fn threshold(&self) -> f32 {
         if self.heap.len() < self.k {
@@ -59,15 +59,15 @@ impl TopK {
     }
 
     #[inline]
-    pub fn push(&mut self, score: f32, row: u32) {
+    pub fn push(&mut self, score: f32, key: u64) {
         if self.k == 0 || score.is_nan() {
             return;
         }
         if self.heap.len() < self.k {
-            self.heap.push(Reverse(Scored { score, row }));
+            self.heap.push(Reverse(Scored { score, key }));
         } else if score > self.threshold() {
             self.heap.pop();
-            self.heap.push(Reverse(Scored { score, row }));
+            self.heap.push(Reverse(Scored { score, key }));
         }
     }
 
@@ -91,9 +91,9 @@ mod tests {
     fn keeps_the_best_k_in_order() {
         let mut top = TopK::new(3);
         for (row, score) in [0.1, 0.9, 0.5, 0.7, f32::NAN, 0.2].into_iter().enumerate() {
-            top.push(score, row as u32);
+            top.push(score, row as u64);
         }
-        let rows: Vec<u32> = top.into_sorted().iter().map(|s| s.row).collect();
+        let rows: Vec<u64> = top.into_sorted().iter().map(|s| s.key).collect();
         assert_eq!(rows, [1, 3, 2]);
         let mut empty = TopK::new(0);
         empty.push(1.0, 0);

@@ -4,6 +4,8 @@ mod concurrency;
 mod crud;
 mod embedder;
 mod listing;
+#[cfg(feature = "local-model")]
+mod local_model;
 mod openai;
 mod restart;
 mod search;
