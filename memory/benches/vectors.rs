@@ -100,6 +100,10 @@ fn scans(c: &mut Criterion) {
         scopes: vec![Scope::new(Layer::Project, "ten")],
         ..Default::default()
     };
+    let tagged = MemoryFilter {
+        tags: vec!["five".into()],
+        ..Default::default()
+    };
 
     let (index, queries) = build(100_000, f32_only.clone());
     percentiles("scan f32 100k unfiltered", &index, &queries, &unfiltered);
