@@ -68,6 +68,22 @@ pub fn build_embedder(config: &EmbedderConfig) -> anyhow::Result<Arc<dyn Embedde
 mod tests {
     use super::*;
 
+    #[cfg(not(feature = "tls"))]
+    #[test]
+    fn https_without_the_tls_feature_is_a_clear_error() {
+        let config = OpenAiConfig::new("https://api.openai.com/v1", "text-embedding-3-small", 1536);
+        let error = build_embedder(&EmbedderConfig::OpenAi(config)).err().unwrap().to_string();
+        assert!(error.contains("aeterna-memory/tls"), "{error}");
+    }
+
+    #[cfg(not(feature = "local-model"))]
+    #[test]
+    fn a_local_model_without_the_feature_is_a_clear_error() {
+        let config = EmbedderConfig::LocalModel { path: "/models/minilm".into() };
+        let error = build_embedder(&config).err().unwrap().to_string();
+        assert!(error.contains("local-model"), "{error}");
+    }
+
     #[test]
     fn configs_parse_from_json_with_defaults() {
         let hashing: EmbedderConfig = serde_json::from_str(r#"{"provider": "hashing"}"#).unwrap();

