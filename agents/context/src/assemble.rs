@@ -109,45 +109,54 @@ impl ContextArchitect {
         })
     }
 
-    /// Fetches hits and summaries of every scope at once, then fits them.
+    /// Fetches the hits of every scope (one hybrid search over all of them) and each scope's
+    /// summaries, all at once, then fits them.
+    ///
+    /// One search rather than one per layer: the lexical side matches the query against the
+    /// tenant's whole full-text index and filters by scope afterwards, so per-layer searches
+    /// would repeat that work for every layer (5× the time on the 100k bench). The fitter ranks
+    /// all hits together anyway, so a per-layer quota would only add hits that lose.
     async fn compute(&self, who: &Identity, plan: &Plan) -> Result<AssembledContext> {
-        let limit = self
-            .config
-            .per_layer_limit
-            .unwrap_or(10 + plan.budget / 50)
-            .clamp(1, self.memory.config().max_page_size);
-        let fetches = plan.scopes.iter().map(|scope| async move {
-            let search = self.memory.search(
-                who,
-                SearchRequest {
-                    query: plan.query.clone(),
-                    layers: Some(vec![scope.layer]),
-                    tags: Vec::new(),
-                    kinds: Vec::new(),
-                    limit,
-                    min_score: plan.min_relevance,
-                },
-            );
-            let summaries = self.store.get(&who.tenant_id, scope);
-            let (hits, summaries) = tokio::join!(search, summaries);
-            Ok::<_, ContextError>((scope, hits?, summaries?))
-        });
-        let fetched = futures::future::try_join_all(fetches).await?;
+        let per_scope = self.config.per_layer_limit.unwrap_or(10 + plan.budget / 50);
+        let limit = (per_scope * plan.scopes.len()).clamp(1, self.memory.config().max_page_size);
+        let search = self.memory.search(
+            who,
+            SearchRequest {
+                query: plan.query.clone(),
+                layers: Some(plan.scopes.iter().map(|scope| scope.layer).collect()),
+                tags: Vec::new(),
+                kinds: Vec::new(),
+                limit,
+                min_score: plan.min_relevance,
+            },
+        );
+        let summaries = futures::future::try_join_all(
+            plan.scopes
+                .iter()
+                .map(|scope| self.store.get(&who.tenant_id, scope)),
+        );
+        let (hits, summaries) = tokio::join!(search, summaries);
+        let (hits, summaries) = (hits?, summaries?);
 
-        let mut candidates = Vec::new();
+        // A full page means more relevant memories exist than were fetched, in any scope that
+        // had hits: those scopes may stand in with a summary.
+        let full_page = hits.len() >= limit;
         let mut options = Vec::new();
         let mut saturated = Vec::new();
-        for (scope, hits, summaries) in fetched {
-            if hits.len() >= limit {
+        for (scope, summaries) in plan.scopes.iter().zip(&summaries) {
+            let has_hits = hits.iter().any(|hit| {
+                hit.record.layer == scope.layer && hit.record.scope_id == scope.scope_id
+            });
+            if full_page && has_hits {
                 saturated.push((scope.layer, scope.scope_id.clone()));
             }
-            match &summaries {
+            match summaries {
                 Some(summaries) => options.extend(summary_options(summaries)),
-                None if !hits.is_empty() => self.request_refresh(&who.tenant_id, scope),
+                None if has_hits => self.request_refresh(&who.tenant_id, scope),
                 None => {}
             }
-            candidates.extend(hits.into_iter().map(|hit| self.candidate(hit)));
         }
+        let candidates: Vec<Candidate> = hits.into_iter().map(|hit| self.candidate(hit)).collect();
 
         let params = FitParams {
             budget: plan.budget,

@@ -203,7 +203,13 @@ async fn budgets_are_never_exceeded_and_sources_never_repeat() {
 
 #[tokio::test]
 async fn a_tight_budget_uses_summaries_for_layers_that_overflow() {
-    let (_dir, architect) = open_temp(ContextConfig::default()).await;
+    // Only perfect matches count as high relevance here, so the budget is not simply filled by
+    // the first items (early termination) and the fitter has to choose a summary depth.
+    let config = ContextConfig {
+        high_relevance: 1.0,
+        ..ContextConfig::default()
+    };
+    let (_dir, architect) = open_temp(config).await;
     let who = alice();
     let texts: Vec<String> = (0..60)
         .map(|i| format!("Payment retry incident {i}: the retry worker {i} timed out talking to the ledger service after a deploy."))
@@ -215,7 +221,13 @@ async fn a_tight_budget_uses_summaries_for_layers_that_overflow() {
         .await
         .expect("refresh");
     let context = architect
-        .assemble(&who, request("payment retry worker timed out", 600))
+        .assemble(
+            &who,
+            request(
+                "why did the payment worker time out during the nightly batch",
+                600,
+            ),
+        )
         .await
         .expect("assemble");
     assert!(context.truncated);
