@@ -9,29 +9,26 @@
 //!
 //! Besides criterion's estimates, each bench prints p50/p95/p99 over individually timed runs.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use aeterna_host::{CallContext, ExtensionHost, HostConfig};
 use criterion::{Criterion, criterion_group, criterion_main};
 use tokio::runtime::Runtime;
 
-fn guests() -> PathBuf {
-    std::env::var_os("AETERNA_TEST_GUESTS").map(PathBuf::from).unwrap_or_else(|| {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/guests/target/wasm32-wasip2/release")
-    })
-}
-
 fn runtime() -> Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("tokio runtime")
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
 }
 
 /// A temporary extensions directory with `guest` installed under each `(id, priority)`.
 fn extensions(guest: &str, ids: &[(&str, i32)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     for (id, priority) in ids {
-        std::fs::copy(guests().join(format!("{guest}.wasm")), dir.path().join(format!("{id}.wasm")))
-            .expect("copy guest");
+        let wasm = aeterna_testkit::test_guest(guest).expect("the test guests build");
+        std::fs::copy(wasm, dir.path().join(format!("{id}.wasm"))).expect("copy guest");
         std::fs::write(
             dir.path().join(format!("{id}.toml")),
             format!("id = \"{id}\"\npriority = {priority}\n[config]\nmark = \"{id}\"\n"),
@@ -42,7 +39,10 @@ fn extensions(guest: &str, ids: &[(&str, i32)]) -> tempfile::TempDir {
 }
 
 fn host_for(rt: &Runtime, dir: &Path, cache: &Path) -> ExtensionHost {
-    let config = HostConfig { cache_dir: Some(cache.to_path_buf()), ..HostConfig::default() };
+    let config = HostConfig {
+        cache_dir: Some(cache.to_path_buf()),
+        ..HostConfig::default()
+    };
     let host = ExtensionHost::new(config).expect("host");
     let report = rt.block_on(host.load_dir(dir)).expect("load");
     assert!(report.rejected.is_empty(), "{:?}", report.rejected);
@@ -79,10 +79,15 @@ fn callbacks(c: &mut Criterion) {
     let ctx = CallContext::new("tenant", "session");
 
     let mut group = c.benchmark_group("callback");
-    for (name, size) in [("1kb_fresh_instance", 1024), ("64kb_fresh_instance", 64 * 1024)] {
+    for (name, size) in [
+        ("1kb_fresh_instance", 1024),
+        ("64kb_fresh_instance", 64 * 1024),
+    ] {
         let input = "x".repeat(size);
         let run = || {
-            let output = rt.block_on(host.run_plain_text(&ctx, input.clone())).unwrap();
+            let output = rt
+                .block_on(host.run_plain_text(&ctx, input.clone()))
+                .unwrap();
             assert_eq!(output.output.len(), size);
         };
         group.bench_function(name, |b| b.iter(run));
@@ -99,7 +104,9 @@ fn chains(c: &mut Criterion) {
     let ctx = CallContext::new("tenant", "session");
     let input = "y".repeat(1024);
     let run = || {
-        let output = rt.block_on(host.run_plain_text(&ctx, input.clone())).unwrap();
+        let output = rt
+            .block_on(host.run_plain_text(&ctx, input.clone()))
+            .unwrap();
         assert_eq!(output.report.rows.len(), 4);
         debug_assert!(output.report.rows.iter().all(|row| row.outcome.is_ok()));
     };
@@ -119,7 +126,11 @@ fn loading(c: &mut Criterion) {
     };
     c.bench_function("load/from_compile_cache", |b| b.iter(run));
     percentiles("load/from_compile_cache", 500, run);
-    assert_eq!(host.cache_stats().compiles, compiles, "every load came from the cache");
+    assert_eq!(
+        host.cache_stats().compiles,
+        compiles,
+        "every load came from the cache"
+    );
 }
 
 criterion_group!(benches, callbacks, chains, loading);

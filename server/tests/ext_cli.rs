@@ -6,21 +6,9 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-fn guests() -> PathBuf {
-    std::env::var_os("AETERNA_TEST_GUESTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../tests/guests/target/wasm32-wasip2/release")
-        })
-}
-
+/// The test guest `name`, built from `tests/guests` by the testkit on first use.
 fn guest(name: &str) -> PathBuf {
-    [name.to_owned(), name.replace('-', "_")]
-        .iter()
-        .map(|candidate| guests().join(format!("{candidate}.wasm")))
-        .find(|path| path.exists())
-        .unwrap_or_else(|| panic!("test guest {name} is missing from {}", guests().display()))
+    aeterna_testkit::test_guest(name).unwrap_or_else(|error| panic!("test guest {name}: {error:#}"))
 }
 
 /// Runs `aeterna` with `args`, feeding `stdin`, with a compile cache shared by these tests.

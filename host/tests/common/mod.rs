@@ -4,32 +4,13 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use aeterna_host::{CallContext, ExtensionHost, HostConfig, QuarantineConfig};
 
-/// The directory of built test guests (`probe.wasm`, `hostile.wasm`, …).
-pub fn guests() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        std::env::var_os("AETERNA_TEST_GUESTS")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join("../tests/guests/target/wasm32-wasip2/release")
-            })
-    })
-}
-
-/// The path of the built guest `name` (without `.wasm`). Libraries are built with `_` in their
-/// file names, binaries keep their `-`.
+/// The path of the test guest `name` (crate name, e.g. `not-an-extension`), built from
+/// `tests/guests` by the testkit on first use.
 pub fn guest(name: &str) -> PathBuf {
-    let candidates = [name.to_owned(), name.replace('-', "_")];
-    candidates
-        .iter()
-        .map(|candidate| guests().join(format!("{candidate}.wasm")))
-        .find(|path| path.exists())
-        .unwrap_or_else(|| panic!("test guest {name} is missing from {}", guests().display()))
+    aeterna_testkit::test_guest(name).unwrap_or_else(|error| panic!("test guest {name}: {error:#}"))
 }
 
 /// A temporary extensions directory.
