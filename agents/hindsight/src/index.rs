@@ -70,7 +70,11 @@ pub(crate) struct TenantIndex {
     entries: Vec<Entry>,
     by_id: HashMap<Uuid, usize>,
     by_type: HashMap<(Language, String), Vec<usize>>,
-    postings: HashMap<String, Vec<usize>>,
+    postings: HashMap<u64, Vec<usize>>,
+    /// Distinct scopes, so visibility is checked once per scope rather than once per entry.
+    scopes: Vec<Scope>,
+    scope_index: HashMap<Scope, usize>,
+    entry_scope: Vec<usize>,
     /// The unit embeddings, row after row, for a cache-friendly scan; `rows[i]` is the entry
     /// of row `i`, `row_of[entry]` its row.
     matrix: Vec<f32>,
@@ -101,11 +105,14 @@ impl TenantIndex {
     pub fn upsert(&mut self, entry: Entry) {
         if let Some(&position) = self.by_id.get(&entry.id) {
             self.set_vector(position, entry.signature.embedding.as_deref());
+            self.entry_scope[position] = self.intern(&entry.scope);
             self.entries[position] = entry;
             return;
         }
         let position = self.entries.len();
         self.set_vector(position, entry.signature.embedding.as_deref());
+        let scope = self.intern(&entry.scope);
+        self.entry_scope.push(scope);
         self.by_id.insert(entry.id, position);
         self.by_type
             .entry((
@@ -115,12 +122,19 @@ impl TenantIndex {
             .or_default()
             .push(position);
         for shingle in &entry.sets.shingles {
-            self.postings
-                .entry(shingle.clone())
-                .or_default()
-                .push(position);
+            self.postings.entry(*shingle).or_default().push(position);
         }
         self.entries.push(entry);
+    }
+
+    fn intern(&mut self, scope: &Scope) -> usize {
+        if let Some(&index) = self.scope_index.get(scope) {
+            return index;
+        }
+        self.scopes.push(scope.clone());
+        self.scope_index
+            .insert(scope.clone(), self.scopes.len() - 1);
+        self.scopes.len() - 1
     }
 
     /// Puts an entry's unit vector in the matrix (the first vector fixes the dimensions;
@@ -160,6 +174,7 @@ impl TenantIndex {
             unit(vector);
         }
         let query_sets = Prepared::new(&query);
+        let allowed: Vec<bool> = self.scopes.iter().map(&visible).collect();
         let mut candidates: HashSet<usize> = HashSet::new();
 
         let bucket_key = (query.language, query.error_type.to_ascii_lowercase());
@@ -167,12 +182,12 @@ impl TenantIndex {
             let visible_bucket = bucket
                 .iter()
                 .copied()
-                .filter(|p| visible(&self.entries[*p].scope));
+                .filter(|p| allowed[self.entry_scope[*p]]);
             if bucket.len() <= per_source {
                 candidates.extend(visible_bucket);
             } else {
                 // A large bucket: its best lexical matches compete below with everyone else's.
-                let lexical = self.lexical(&query_sets, bucket.len(), &visible);
+                let lexical = self.lexical(&query_sets, bucket.len(), &allowed);
                 let bucket: HashSet<usize> = bucket.iter().copied().collect();
                 candidates.extend(
                     lexical
@@ -182,9 +197,9 @@ impl TenantIndex {
                 );
             }
         }
-        candidates.extend(self.lexical(&query_sets, per_source, &visible));
+        candidates.extend(self.lexical(&query_sets, per_source, &allowed));
         if let Some(vector) = &query.embedding {
-            candidates.extend(self.nearest(vector, per_source, &visible));
+            candidates.extend(self.nearest(vector, per_source, &allowed));
         }
 
         let mut scored: Vec<Scored> = candidates
@@ -216,12 +231,7 @@ impl TenantIndex {
     /// The `limit` best entries by BM25 over the query's shingles (binary term frequency).
     /// Shingles found in more than `COMMON_SHARE` of the entries are skipped: they say little
     /// and would make every query touch every entry.
-    fn lexical(
-        &self,
-        query: &Prepared,
-        limit: usize,
-        visible: &impl Fn(&Scope) -> bool,
-    ) -> Vec<usize> {
+    fn lexical(&self, query: &Prepared, limit: usize, allowed: &[bool]) -> Vec<usize> {
         let n = self.entries.len() as f32;
         let mut scores = vec![0.0f32; self.entries.len()];
         let mut touched = Vec::new();
@@ -246,18 +256,13 @@ impl TenantIndex {
         }
         let hits = touched
             .into_iter()
-            .filter(|p| visible(&self.entries[*p].scope))
+            .filter(|p| allowed[self.entry_scope[*p]])
             .map(|p| (p, scores[p]));
         top(hits, limit)
     }
 
     /// The `limit` entries whose unit embeddings are nearest to `vector`.
-    fn nearest(
-        &self,
-        vector: &[f32],
-        limit: usize,
-        visible: &impl Fn(&Scope) -> bool,
-    ) -> Vec<usize> {
+    fn nearest(&self, vector: &[f32], limit: usize, allowed: &[bool]) -> Vec<usize> {
         if vector.len() != self.dims || self.dims == 0 {
             return Vec::new();
         }
@@ -267,7 +272,7 @@ impl TenantIndex {
             .matrix
             .chunks_exact(self.dims)
             .zip(&self.rows)
-            .filter(|(_, position)| visible(&self.entries[**position].scope))
+            .filter(|(_, position)| allowed[self.entry_scope[**position]])
             .map(|(row, position)| (*position, dot(row, &query)));
         top(similarities, limit)
     }
@@ -384,11 +389,11 @@ mod tests {
         with_vector(&mut index, 1, vec![1.0, 0.0, 0.0]);
         with_vector(&mut index, 2, vec![0.0, 1.0, 0.0]);
         with_vector(&mut index, 3, vec![0.0, 0.0, 2.0]);
-        assert_eq!(index.nearest(&[0.0, 0.1, 0.0], 1, &|_| true), [1]);
+        assert_eq!(index.nearest(&[0.0, 0.1, 0.0], 1, &[true]), [1]);
         // Replacing an entry replaces its row; a vector of other dimensions is left out.
         with_vector(&mut index, 2, vec![0.0, 0.0, -1.0]);
         with_vector(&mut index, 4, vec![1.0, 1.0]);
-        assert_eq!(index.nearest(&[0.0, 0.0, 1.0], 3, &|_| true), [2, 0, 1]);
+        assert_eq!(index.nearest(&[0.0, 0.0, 1.0], 3, &[true]), [2, 0, 1]);
         assert_eq!(index.rows.len(), 3);
     }
 

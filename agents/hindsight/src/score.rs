@@ -54,25 +54,58 @@ pub struct ScoreBreakdown {
     pub context: Option<f32>,
 }
 
-/// A signature with the sets scoring needs, computed once (the index keeps one per entry).
-#[derive(Debug, Clone)]
+/// A signature with the sets scoring needs, computed once (the index keeps one per entry):
+/// sorted, de-duplicated 64-bit hashes of the message shingles and of the stack and context
+/// patterns, which intersect by a linear merge.
+#[derive(Debug, Clone, Default)]
 pub struct Prepared {
-    pub shingles: HashSet<String>,
-    pub context: HashSet<String>,
+    pub shingles: Vec<u64>,
+    pub context: Vec<u64>,
 }
 
 impl Prepared {
     pub fn new(signature: &ErrorSignature) -> Prepared {
+        let hashed = |items: &mut dyn Iterator<Item = &String>| -> Vec<u64> {
+            let mut hashes: Vec<u64> = items.map(|item| fnv1a(item.as_bytes())).collect();
+            hashes.sort_unstable();
+            hashes.dedup();
+            hashes
+        };
+        let shingles = shingles(&signature.message_pattern);
         Prepared {
-            shingles: shingles(&signature.message_pattern),
-            context: signature
-                .context_patterns
-                .iter()
-                .chain(&signature.stack_patterns)
-                .cloned()
-                .collect(),
+            shingles: hashed(&mut shingles.iter()),
+            context: hashed(
+                &mut signature
+                    .context_patterns
+                    .iter()
+                    .chain(&signature.stack_patterns),
+            ),
         }
     }
+}
+
+/// 64-bit FNV-1a.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Size of the intersection of two sorted, de-duplicated lists.
+fn common(a: &[u64], b: &[u64]) -> usize {
+    let (mut i, mut j, mut n) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                n += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    n
 }
 
 /// The score of `candidate` as a match for `query`.
@@ -102,7 +135,7 @@ pub fn score_prepared(
     let message = if query.message_pattern == candidate.message_pattern {
         1.0
     } else {
-        dice(&query_sets.shingles, &candidate_sets.shingles)
+        dice_sorted(&query_sets.shingles, &candidate_sets.shingles)
     };
     let embedding = match (&query.embedding, &candidate.embedding) {
         (Some(a), Some(b)) if a.len() == b.len() && !a.is_empty() => Some(cosine(a, b).max(0.0)),
@@ -189,6 +222,14 @@ pub fn message_similarity(a: &str, b: &str) -> f32 {
     dice(&shingles(a), &shingles(b))
 }
 
+/// Dice coefficient of two sorted hash lists; 1 for two empty lists.
+fn dice_sorted(a: &[u64], b: &[u64]) -> f32 {
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    2.0 * common(a, b) as f32 / (a.len() + b.len()) as f32
+}
+
 /// Dice coefficient of two sets; 1 for two empty sets.
 fn dice(a: &HashSet<String>, b: &HashSet<String>) -> f32 {
     if a.is_empty() && b.is_empty() {
@@ -203,10 +244,10 @@ pub fn context_similarity(a: &ErrorSignature, b: &ErrorSignature) -> Option<f32>
     overlap(&Prepared::new(a).context, &Prepared::new(b).context)
 }
 
-/// Overlap coefficient; `None` when either set is empty.
-fn overlap(a: &HashSet<String>, b: &HashSet<String>) -> Option<f32> {
+/// Overlap coefficient; `None` when either list is empty.
+fn overlap(a: &[u64], b: &[u64]) -> Option<f32> {
     let smaller = a.len().min(b.len());
-    (smaller > 0).then(|| a.intersection(b).count() as f32 / smaller as f32)
+    (smaller > 0).then(|| common(a, b) as f32 / smaller as f32)
 }
 
 /// Cosine similarity; 0 when either vector is zero.
