@@ -29,6 +29,9 @@ pub struct HostConfig {
     pub epoch_tick_ms: u64,
     /// Maximum wasm stack per callback; deeper recursion is a `stack-overflow` fault.
     pub max_wasm_stack_bytes: usize,
+    /// Tag blocks handed to `on-tag` per run; later blocks are left as they are (and a warning
+    /// is logged), so a pathological LLM output cannot fan out into unbounded callbacks.
+    pub max_tag_blocks: usize,
 }
 
 impl Default for HostConfig {
@@ -42,6 +45,7 @@ impl Default for HostConfig {
             output_cap_bytes: 64 * 1024,
             epoch_tick_ms: 10,
             max_wasm_stack_bytes: 512 * 1024,
+            max_tag_blocks: 256,
         }
     }
 }

@@ -94,7 +94,18 @@ impl<'h> Executor<'h> {
     pub(crate) async fn tags(&mut self, text: &str) -> Result<String, HostError> {
         let registry = self.registry.clone();
         let names = registry.tag_names();
-        let blocks = find_blocks(text, &names);
+        let mut blocks = find_blocks(text, &names);
+        let max_blocks = self.host.config().max_tag_blocks;
+        if blocks.len() > max_blocks {
+            tracing::warn!(
+                blocks = blocks.len(),
+                max_blocks,
+                tenant = %self.call.tenant,
+                session = %self.call.session,
+                "too many tag blocks in one text; the rest are left as they are"
+            );
+            blocks.truncate(max_blocks);
+        }
         if blocks.is_empty() {
             return Ok(text.to_owned());
         }

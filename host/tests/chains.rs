@@ -363,3 +363,19 @@ async fn prompt_additions_and_tool_config_are_aggregated_in_order() {
     assert_eq!(names, ["kept", "probe-tool"]);
     assert_eq!(host.tool_configs().len(), 2);
 }
+
+#[tokio::test]
+async fn tag_blocks_beyond_the_limit_are_left_as_they_are() {
+    let dir = ExtDir::new();
+    dir.probe("todo", 0, "reg-hooks = \"tag\"\nreg-tags = \"t\"");
+    let mut config = common::test_config();
+    config.max_tag_blocks = 2;
+    let host = aeterna_host::ExtensionHost::new(config).unwrap();
+    load_all(&host, &dir).await;
+    let run = host
+        .run_tags(&ctx(), "<t>1</t><t>2</t><t>3</t>")
+        .await
+        .unwrap();
+    assert_eq!(run.output, "(todo:1 t|1)(todo:2 t|2)<t>3</t>");
+    assert_eq!(run.report.rows.len(), 2);
+}
