@@ -77,7 +77,7 @@ impl MemoryService {
         config: MemoryConfig,
         embedder: Arc<dyn Embedder>,
     ) -> Result<Self> {
-        let records = Arc::new(SqliteRecordStore::new(db.clone()).await?);
+        let records = Arc::new(SqliteRecordStore::new(db.clone(), &config.sqlite).await?);
         let vectors = Arc::new(InMemoryVectorIndex::new(
             embedder.dimensions(),
             config.vectors.clone(),

@@ -72,14 +72,19 @@ mod tests {
     #[test]
     fn https_without_the_tls_feature_is_a_clear_error() {
         let config = OpenAiConfig::new("https://api.openai.com/v1", "text-embedding-3-small", 1536);
-        let error = build_embedder(&EmbedderConfig::OpenAi(config)).err().unwrap().to_string();
+        let error = build_embedder(&EmbedderConfig::OpenAi(config))
+            .err()
+            .unwrap()
+            .to_string();
         assert!(error.contains("aeterna-memory/tls"), "{error}");
     }
 
     #[cfg(not(feature = "local-model"))]
     #[test]
     fn a_local_model_without_the_feature_is_a_clear_error() {
-        let config = EmbedderConfig::LocalModel { path: "/models/minilm".into() };
+        let config = EmbedderConfig::LocalModel {
+            path: "/models/minilm".into(),
+        };
         let error = build_embedder(&config).err().unwrap().to_string();
         assert!(error.contains("local-model"), "{error}");
     }

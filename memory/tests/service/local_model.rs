@@ -27,7 +27,11 @@ async fn a_sentence_transformers_model_embeds_meaningfully() {
     let Some(dir) = model_dir() else { return };
     let embedder = LocalModelEmbedder::load(&dir).unwrap();
     assert_eq!(embedder.dimensions(), 384);
-    assert!(embedder.id().starts_with("local:") && embedder.id().contains(":384:"), "{}", embedder.id());
+    assert!(
+        embedder.id().starts_with("local:") && embedder.id().contains(":384:"),
+        "{}",
+        embedder.id()
+    );
 
     let texts = [
         "The new movie is awesome",
@@ -41,9 +45,15 @@ async fn a_sentence_transformers_model_embeds_meaningfully() {
     for vector in &vectors {
         assert!((cosine(vector, vector) - 1.0).abs() < 1e-4);
     }
-    assert!(cosine(&vectors[0], &vectors[2]) > 0.7, "paraphrases are close");
+    assert!(
+        cosine(&vectors[0], &vectors[2]) > 0.7,
+        "paraphrases are close"
+    );
     assert!(cosine(&vectors[1], &vectors[4]) > cosine(&vectors[1], &vectors[3]));
-    assert!(cosine(&vectors[0], &vectors[3]) < 0.4, "unrelated sentences are far");
+    assert!(
+        cosine(&vectors[0], &vectors[3]) < 0.4,
+        "unrelated sentences are far"
+    );
     // Batching and length sorting do not change a text's vector.
     let alone = embedder.embed(&[texts[3]]).await.unwrap();
     assert!(cosine(&alone[0], &vectors[3]) > 0.9999);
@@ -56,13 +66,21 @@ async fn the_memory_service_finds_memories_by_meaning_with_the_local_model() {
     let Some(dir) = model_dir() else { return };
     let embedder = Arc::new(LocalModelEmbedder::load(&dir).unwrap());
     let data = tempfile::tempdir().unwrap();
-    let service = MemoryService::open_embedded(data.path(), MemoryConfig::default(), embedder).await.unwrap();
+    let service = MemoryService::open_embedded(data.path(), MemoryConfig::default(), embedder)
+        .await
+        .unwrap();
     let texts = [
         "Secrets are stored in Vault under kv/aeterna; never commit .env files.",
         "Kubernetes pods are autoscaled on CPU above 70 percent.",
         "Alice prefers short commit messages in the imperative mood.",
     ];
-    service.add_batch(&alice(), texts.iter().map(|t| memory(Layer::Project, t)).collect()).await.unwrap();
+    service
+        .add_batch(
+            &alice(),
+            texts.iter().map(|t| memory(Layer::Project, t)).collect(),
+        )
+        .await
+        .unwrap();
     let request = SearchRequest {
         query: "where should I keep passwords and API keys".into(),
         layers: None,

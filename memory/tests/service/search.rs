@@ -278,3 +278,39 @@ async fn searches_filter_by_layers_tags_and_kinds() {
             .is_empty()
     );
 }
+
+#[tokio::test]
+async fn common_words_are_left_to_the_vector_search_and_rare_ones_still_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = aeterna_memory::MemoryConfig::default();
+    config.sqlite.lexical_max_postings = 5;
+    let service = open(dir.path(), config).await;
+    let who = alice();
+    let mut items: Vec<NewMemory> = (0..30)
+        .map(|i| {
+            memory(
+                Layer::Project,
+                &format!("deployment note {i}: the deployment went fine"),
+            )
+        })
+        .collect();
+    items.push(memory(
+        Layer::Project,
+        "deployment of the zebra service needs a manual approval",
+    ));
+    service.add_batch(&who, items).await.unwrap();
+
+    // `deployment` is in 31 records, over the budget of 5: only `zebra` is searched lexically.
+    let hits = service
+        .search(&who, query("zebra deployment", 5))
+        .await
+        .unwrap();
+    assert!(
+        hits[0].record.content.as_deref().unwrap().contains("zebra"),
+        "{:?}",
+        scores(&hits)
+    );
+    // A query of only common words still finds records, through their vectors.
+    let hits = service.search(&who, query("deployment", 5)).await.unwrap();
+    assert_eq!(hits.len(), 5);
+}

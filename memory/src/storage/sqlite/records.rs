@@ -1,17 +1,16 @@
 //! [`SqliteRecordStore`]: records, tags, FTS5 and durable vectors in SQLite.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
-
 use sqlx::{QueryBuilder, Row, Sqlite, SqliteConnection};
 use uuid::Uuid;
 
-use super::SqliteDatabase;
 use super::filter::push_filter;
+use super::keys::{filter_keys, filter_keys_of};
+use super::lexical::Lexical;
 use super::rows::{
     RECORD_COLUMNS, RECORD_COLUMNS_NO_CONTENT, blob_to_vector, parse_id, parse_layer, parse_tags,
     record, vector_to_blob,
 };
+use super::{SqliteConfig, SqliteDatabase};
 use crate::error::{MemoryError, Result};
 use crate::model::{MemoryFilter, MemoryRecord, Scope};
 use crate::storage::{
@@ -20,9 +19,6 @@ use crate::storage::{
 };
 use crate::vector::VectorEntry;
 
-/// FTS5's BM25 parameters (its defaults), used to normalise scores.
-const BM25_IDF_FLOOR: f64 = 1e-6;
-
 fn failed(context: &'static str) -> impl FnOnce(sqlx::Error) -> MemoryError {
     move |error| MemoryError::storage(context, error)
 }
@@ -30,21 +26,13 @@ fn failed(context: &'static str) -> impl FnOnce(sqlx::Error) -> MemoryError {
 /// Records of every tenant in the shared [`SqliteDatabase`].
 pub struct SqliteRecordStore {
     db: SqliteDatabase,
-    /// Rows in the FTS index (every tenant's, as FTS5's own statistics are), for BM25
-    /// normalisation.
-    documents: AtomicI64,
+    lexical: Lexical,
 }
 
 impl SqliteRecordStore {
-    pub async fn new(db: SqliteDatabase) -> Result<Self> {
-        let documents: i64 = sqlx::query_scalar("SELECT count(*) FROM memories")
-            .fetch_one(&db.pool)
-            .await
-            .map_err(failed("counting memories"))?;
-        Ok(SqliteRecordStore {
-            db,
-            documents: AtomicI64::new(documents),
-        })
+    pub async fn new(db: SqliteDatabase, config: &SqliteConfig) -> Result<Self> {
+        let lexical = Lexical::new(&db.pool, config.lexical_max_postings).await?;
+        Ok(SqliteRecordStore { db, lexical })
     }
 
     pub fn database(&self) -> &SqliteDatabase {
@@ -106,41 +94,6 @@ impl SqliteRecordStore {
         }
         Ok(())
     }
-
-    /// Document frequencies of `terms` in the FTS index.
-    async fn document_frequencies(&self, terms: &[String]) -> Result<HashMap<String, i64>> {
-        let mut builder =
-            QueryBuilder::<Sqlite>::new("SELECT term, doc FROM memories_fts_terms WHERE term IN (");
-        let mut list = builder.separated(", ");
-        for term in terms {
-            list.push_bind(term.clone());
-        }
-        builder.push(")");
-        let rows = builder
-            .build()
-            .fetch_all(&self.db.pool)
-            .await
-            .map_err(failed("reading term statistics"))?;
-        rows.iter()
-            .map(|row| {
-                Ok((
-                    row.try_get::<String, _>(0)
-                        .map_err(failed("reading term statistics"))?,
-                    row.try_get(1).map_err(failed("reading term statistics"))?,
-                ))
-            })
-            .collect()
-    }
-}
-
-/// `"term1" OR "term2" …`: each term a quoted FTS5 string, so no user input is ever parsed as
-/// FTS5 syntax.
-fn match_expression(terms: &[String]) -> String {
-    terms
-        .iter()
-        .map(|term| format!("\"{}\"", term.replace('"', "\"\"")))
-        .collect::<Vec<_>>()
-        .join(" OR ")
 }
 
 #[async_trait::async_trait]
@@ -157,8 +110,8 @@ impl RecordStore for SqliteRecordStore {
             let content = record.content.as_deref().unwrap_or_default();
             let seq: Option<i64> = sqlx::query_scalar(
                 "INSERT INTO memories (id, tenant_id, layer, scope_id, kind, content, tags, metadata, \
-                 content_hash, embedder_id, created_at, updated_at) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+                 content_hash, embedder_id, created_at, updated_at, filter_keys) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
                  ON CONFLICT (tenant_id, layer, scope_id, content_hash) DO NOTHING RETURNING seq",
             )
             .bind(record.id.to_string())
@@ -173,6 +126,7 @@ impl RecordStore for SqliteRecordStore {
             .bind(&record.embedder_id)
             .bind(record.created_at)
             .bind(record.updated_at)
+            .bind(filter_keys(&record))
             .fetch_optional(&mut *tx)
             .await
             .map_err(failed("inserting a memory"))?;
@@ -210,7 +164,7 @@ impl RecordStore for SqliteRecordStore {
             }
         }
         tx.commit().await.map_err(failed("committing memories"))?;
-        self.documents.fetch_add(inserted, Ordering::Relaxed);
+        self.lexical.wrote(inserted, 0);
         Ok(outcomes)
     }
 
@@ -277,18 +231,20 @@ impl RecordStore for SqliteRecordStore {
             .begin_write()
             .await
             .map_err(failed("starting a write"))?;
-        let found =
-            sqlx::query("SELECT seq, layer, scope_id FROM memories WHERE id = ? AND tenant_id = ?")
-                .bind(id.to_string())
-                .bind(tenant_id)
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(failed("reading a memory"))?;
+        let found = sqlx::query(
+            "SELECT seq, layer, scope_id, kind FROM memories WHERE id = ? AND tenant_id = ?",
+        )
+        .bind(id.to_string())
+        .bind(tenant_id)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(failed("reading a memory"))?;
         let Some(found) = found else {
             return Ok(UpdateOutcome::NotFound);
         };
         let seq: i64 = found.get(0);
         let scope = Scope::new(parse_layer(found.get(1))?, found.get::<String, _>(2));
+        let kind: String = found.get(3);
 
         let mut builder = QueryBuilder::<Sqlite>::new("UPDATE memories SET updated_at = ");
         builder.push_bind(change.updated_at);
@@ -312,6 +268,9 @@ impl RecordStore for SqliteRecordStore {
             builder
                 .push(", tags = ")
                 .push_bind(serde_json::to_string(tags).expect("tags serialise"));
+            builder
+                .push(", filter_keys = ")
+                .push_bind(filter_keys_of(tenant_id, &scope, &kind, tags));
         }
         if let Some(metadata) = &change.metadata {
             builder
@@ -338,6 +297,7 @@ impl RecordStore for SqliteRecordStore {
         }
         let updated = Self::record_by_seq(&mut tx, seq).await?;
         tx.commit().await.map_err(failed("committing an update"))?;
+        self.lexical.wrote(0, 0);
         Ok(UpdateOutcome::Updated(Box::new(updated)))
     }
 
@@ -362,7 +322,7 @@ impl RecordStore for SqliteRecordStore {
             .map(|(_, record)| record);
         tx.commit().await.map_err(failed("committing a delete"))?;
         if deleted.is_some() {
-            self.documents.fetch_sub(1, Ordering::Relaxed);
+            self.lexical.wrote(0, 1);
         }
         Ok(deleted)
     }
@@ -407,53 +367,9 @@ impl RecordStore for SqliteRecordStore {
         filter: &MemoryFilter,
         limit: usize,
     ) -> Result<Vec<LexicalHit>> {
-        if terms.is_empty() || limit == 0 {
-            return Ok(Vec::new());
-        }
-        let mut builder = QueryBuilder::<Sqlite>::new(
-            "SELECT m.id, bm25(memories_fts) FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid \
-             WHERE memories_fts MATCH ",
-        );
-        builder.push_bind(match_expression(terms));
-        builder
-            .push(" AND m.tenant_id = ")
-            .push_bind(tenant_id.to_string());
-        push_filter(&mut builder, filter);
-        builder
-            .push(" ORDER BY bm25(memories_fts) LIMIT ")
-            .push_bind(limit as i64);
-        let rows = builder
-            .build()
-            .fetch_all(&self.db.pool)
+        self.lexical
+            .search(&self.db.pool, tenant_id, terms, filter, limit)
             .await
-            .map_err(failed("searching text"))?;
-        if rows.is_empty() {
-            return Ok(Vec::new());
-        }
-
-        // Normalise: a record of average length containing every query term once scores
-        // Σ idf(term) in BM25, which maps to 1.
-        let frequencies = self.document_frequencies(terms).await?;
-        let documents = self.documents.load(Ordering::Relaxed).max(1) as f64;
-        let ideal: f64 = terms
-            .iter()
-            .map(|term| {
-                let df = *frequencies.get(term).unwrap_or(&0) as f64;
-                ((documents - df + 0.5) / (df + 0.5))
-                    .ln()
-                    .max(BM25_IDF_FLOOR)
-            })
-            .sum();
-        rows.iter()
-            .map(|row| {
-                let id: String = row.try_get(0).map_err(failed("searching text"))?;
-                let bm25: f64 = row.try_get(1).map_err(failed("searching text"))?;
-                Ok(LexicalHit {
-                    id: parse_id(&id)?,
-                    relevance: (-bm25 / ideal).clamp(0.0, 1.0) as f32,
-                })
-            })
-            .collect()
     }
 
     async fn vectors_after(&self, position: i64, limit: usize) -> Result<Vec<StoredVector>> {
@@ -584,16 +500,5 @@ impl RecordStore for SqliteRecordStore {
             .await
             .map_err(failed("checking the database"))?;
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn match_expressions_quote_every_term() {
-        let terms = vec!["pool".to_string(), "say \"hi\"".to_string()];
-        assert_eq!(match_expression(&terms), r#""pool" OR "say ""hi""""#);
     }
 }
