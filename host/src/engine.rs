@@ -39,7 +39,11 @@ pub(crate) fn build_engine(config: &HostConfig) -> Result<Engine, HostError> {
             .max_unused_warm_slots(pool.max_unused_warm_slots)
             .linear_memory_keep_resident(pool.memory_keep_resident_bytes)
             .table_keep_resident(pool.table_keep_resident_bytes)
-            .pagemap_scan(if pool.pagemap_scan { Enabled::Auto } else { Enabled::No })
+            .pagemap_scan(if pool.pagemap_scan {
+                Enabled::Auto
+            } else {
+                Enabled::No
+            })
             // The memory cap of every extension is at most the operator's limit, so no slot
             // ever needs to be larger.
             .max_memory_size(config.limits.memory_bytes());

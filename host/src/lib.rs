@@ -19,6 +19,9 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Loading and running need a Tokio runtime (compilation runs on its blocking pool; timeouts use
+//! its timer); creating the host does not.
+//!
 //! # Guarantees
 //!
 //! * Each callback runs in a fresh wasmtime `Store` from a pre-linked `InstancePre`, with fuel, an

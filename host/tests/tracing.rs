@@ -61,12 +61,7 @@ async fn guest_output_goes_to_tracing_attributed_to_the_extension_within_the_cal
         })
         .collect();
     // 64 KiB of 1 KiB lines (1023 bytes + newline), alternating stdout and stderr.
-    assert_eq!(
-        guest_lines.len(),
-        64,
-        "{} guest lines",
-        guest_lines.len()
-    );
+    assert_eq!(guest_lines.len(), 64, "{} guest lines", guest_lines.len());
     for event in &guest_lines {
         assert_eq!(event["fields"]["extension"], "hostile");
         assert_eq!(event["span"]["name"], "extension_callback");
