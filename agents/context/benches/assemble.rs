@@ -14,7 +14,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use aeterna_context::{AssembleRequest, CacheConfig, ContextArchitect, ContextConfig};
+use aeterna_context::{
+    AssembleRequest, CacheConfig, ContextArchitect, ContextConfig, SummaryConfig, TriggerConfig,
+};
 use aeterna_memory::embed::HashingEmbedder;
 use aeterna_memory::{Identity, Layer, MemoryConfig, MemoryPatch, MemoryService, NewMemory};
 use common::{Rng, memory_text, query_text, report};
@@ -131,7 +133,7 @@ fn assemble(c: &mut Criterion) {
         // Cold: every call assembles (the BPE and the token-count cache are warm after the
         // first 50). Warm: every query was assembled once before it is measured.
         for (name, architect, primed, measured) in [
-            ("cold cache", &cold, 50, 500),
+            ("cold cache", &cold, 10, 100),
             ("warm cache", &warm, 500, 2000),
         ] {
             for query in queries.iter().take(primed) {
@@ -150,6 +152,25 @@ fn assemble(c: &mut Criterion) {
                 samples,
             );
         }
+        // Attribution: the one hybrid search an assembly makes, alone (limit 100, 5 scopes).
+        let mut samples = Vec::new();
+        for query in queries.iter().take(100) {
+            let search = aeterna_memory::SearchRequest {
+                query: query.clone(),
+                layers: Some(LAYERS.to_vec()),
+                tags: vec![],
+                kinds: vec![],
+                limit: 100,
+                min_score: 0.3,
+            };
+            let start = Instant::now();
+            std::hint::black_box(memory.search(&who(), search).await.unwrap());
+            samples.push(start.elapsed());
+        }
+        report(
+            "  of which MemoryService::search alone (limit 100, 5 layers)",
+            samples,
+        );
         utilisation.sort_by(f64::total_cmp);
         println!(
             "budget utilisation: p50 {:.2} p95 {:.2}",
@@ -160,8 +181,8 @@ fn assemble(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("context_assemble_100k");
     group
-        .sample_size(100)
-        .measurement_time(Duration::from_secs(10));
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(5));
     for (name, architect) in [("cold_cache", &cold), ("warm_cache", &warm)] {
         let i = AtomicUsize::new(0);
         group.bench_function(name, |b| {
@@ -190,10 +211,18 @@ fn refresh(c: &mut Criterion) {
             .collect();
         let added = memory.add_batch(&who(), batch).await.unwrap();
         let ids: Vec<_> = added.into_iter().map(|outcome| outcome.record.id).collect();
-        (
-            ContextArchitect::start(memory, ContextConfig::default()).unwrap(),
-            ids,
-        )
+        // No background triggers: every measured refresh must be the one that regenerates.
+        let manual = ContextConfig {
+            summaries: SummaryConfig {
+                triggers: TriggerConfig {
+                    interval_secs: 0,
+                    after_changes: 0,
+                },
+                ..SummaryConfig::default()
+            },
+            ..ContextConfig::default()
+        };
+        (ContextArchitect::start(memory, manual).unwrap(), ids)
     });
     let edits = AtomicUsize::new(0);
     let touch = || {

@@ -271,3 +271,40 @@ async fn an_assembly_that_finds_no_summary_asks_for_one() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn an_edited_memory_regenerates_the_summary() {
+    let (_dir, architect) = open_temp(ContextConfig::default()).await;
+    let who = alice();
+    let ids = add(
+        &architect,
+        &who,
+        Layer::Team,
+        &["The team deploys on Tuesdays."],
+    )
+    .await;
+    architect
+        .refresh(&who, Some(&[Layer::Team]))
+        .await
+        .expect("refresh");
+    let patch = aeterna_memory::MemoryPatch {
+        content: Some("The team deploys on Thursdays.".into()),
+        ..Default::default()
+    };
+    let id = ids[0].parse().expect("uuid");
+    architect
+        .memory()
+        .update(&who, id, patch)
+        .await
+        .expect("update");
+    let outcome = architect
+        .refresh(&who, Some(&[Layer::Team]))
+        .await
+        .expect("refresh");
+    assert!(outcome[0].regenerated);
+    let summary = architect
+        .summary(&who, Layer::Team, Depth::Sentence)
+        .await
+        .expect("summary");
+    assert!(summary.content.contains("Thursdays"), "{}", summary.content);
+}
