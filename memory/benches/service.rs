@@ -13,12 +13,14 @@ use std::time::{Duration, Instant};
 
 use aeterna_memory::embed::HashingEmbedder;
 use aeterna_memory::{Identity, Layer, MemoryConfig, MemoryService, NewMemory, SearchRequest};
-use common::{Rng, memory_text, query_text, report};
+use common::{Rng, memory_text, process_cpu_time, query_text, report};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 const CORPUS_SIZE: usize = 100_000;
 /// Bump when the generator changes, so a stale cached corpus is rebuilt.
 const CORPUS_VERSION: u32 = 1;
+/// Not shared with other crates' benches: a data dir is locked by the process using it.
+const CORPUS_NAME: &str = "memory-bench-corpus";
 const LAYERS: [Layer; 5] = [
     Layer::Agent,
     Layer::User,
@@ -69,7 +71,7 @@ fn new_memory(rng: &mut Rng, i: usize) -> NewMemory {
 /// The cached 100k corpus, generated on first use.
 async fn corpus() -> MemoryService {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("memory-corpus-{CORPUS_SIZE}-v{CORPUS_VERSION}"));
+        .join(format!("{CORPUS_NAME}-{CORPUS_SIZE}-v{CORPUS_VERSION}"));
     let complete = dir.join("complete");
     if !complete.exists() {
         let _ = std::fs::remove_dir_all(&dir);
@@ -122,6 +124,7 @@ fn search(c: &mut Criterion) {
             ("project layer", Some(vec![Layer::Project])),
         ] {
             let mut samples = Vec::new();
+            let cpu_before = process_cpu_time();
             for query in queries.iter().cycle().take(1000) {
                 let start = Instant::now();
                 let hits = service
@@ -130,6 +133,12 @@ fn search(c: &mut Criterion) {
                     .unwrap();
                 samples.push(start.elapsed());
                 std::hint::black_box(hits);
+            }
+            if let (Some(before), Some(after)) = (cpu_before, process_cpu_time()) {
+                let per_search = (after - before) / 1000;
+                println!(
+                    "MemoryService::search 100k, {name}: {per_search:?} CPU per search, all threads"
+                );
             }
             report(
                 &format!("MemoryService::search 100k, {name}, limit 10"),

@@ -373,16 +373,35 @@ pub fn query_text(rng: &mut Rng) -> String {
     }
 }
 
+/// CPU time this process has used so far (user + system, all threads), from
+/// `/proc/self/stat`; `None` where that is unavailable. On a machine shared with other
+/// builds, latency percentiles include waiting for a core; CPU time per operation does not.
+pub fn process_cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
+}
+
+/// The load average over the last minute, to judge how busy the machine was.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|text| text.split_whitespace().next().map(str::to_string))
+        .unwrap_or_else(|| "?".into())
+}
+
 /// Prints p50/p95/p99 of `samples`.
 pub fn report(name: &str, mut samples: Vec<Duration>) {
     samples.sort();
     let at = |q: f64| samples[((samples.len() as f64 * q) as usize).min(samples.len() - 1)];
     println!(
-        "{name}: n={} p50={:?} p95={:?} p99={:?} max={:?}",
+        "{name}: n={} p50={:?} p95={:?} p99={:?} max={:?} (load average {})",
         samples.len(),
         at(0.50),
         at(0.95),
         at(0.99),
-        samples[samples.len() - 1]
+        samples[samples.len() - 1],
+        load_average()
     );
 }

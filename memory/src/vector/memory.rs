@@ -106,15 +106,12 @@ impl VectorStore for InMemoryVectorIndex {
             let Some(last) = page.last() else { break };
             after = last.position;
             loaded += page.len();
-            let mut by_tenant: HashMap<&str, Vec<VectorEntry>> = HashMap::new();
-            for stored in &page {
-                by_tenant
-                    .entry(stored.tenant_id.as_str())
-                    .or_default()
-                    .push(stored.entry.clone());
+            let mut by_tenant: HashMap<String, Vec<VectorEntry>> = HashMap::new();
+            for stored in page {
+                by_tenant.entry(stored.tenant_id).or_default().push(stored.entry);
             }
             for (tenant_id, entries) in by_tenant {
-                self.upsert_blocking(tenant_id, &entries)?;
+                self.upsert_blocking(&tenant_id, &entries)?;
             }
         }
         tracing::info!(

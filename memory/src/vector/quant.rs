@@ -21,10 +21,14 @@ pub(crate) fn quantize_into(vector: &[f32], codes: &mut [i8]) -> f32 {
 
 /// Quantises `vector` into offset codes `code + 128` and returns its scale.
 fn quantize_offset_into(vector: &[f32], codes: &mut [u8]) -> f32 {
-    let mut signed = vec![0i8; vector.len()];
-    let scale = quantize_into(vector, &mut signed);
-    for (code, value) in codes.iter_mut().zip(signed) {
-        *code = (value as i16 + 128) as u8;
+    let max = vector.iter().fold(0.0f32, |max, x| max.max(x.abs()));
+    if max == 0.0 {
+        codes.fill(128);
+        return 0.0;
+    }
+    let scale = max / 127.0;
+    for (code, x) in codes.iter_mut().zip(vector) {
+        *code = ((x / scale).round().clamp(-127.0, 127.0) as i16 + 128) as u8;
     }
     scale
 }

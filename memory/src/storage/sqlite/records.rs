@@ -385,16 +385,16 @@ impl RecordStore for SqliteRecordStore {
         .map_err(failed("loading vectors"))?;
         rows.iter()
             .map(|row| {
-                let layer = parse_layer(row.get(3))?;
+                let layer = parse_layer(row.get::<&str, _>(3))?;
                 Ok(StoredVector {
                     position: row.get(0),
                     tenant_id: row.get(1),
                     entry: VectorEntry {
-                        id: parse_id(row.get(2))?,
+                        id: parse_id(row.get::<&str, _>(2))?,
                         scope: Scope::new(layer, row.get::<String, _>(4)),
                         kind: row.get(5),
-                        tags: parse_tags(row.get(6))?,
-                        vector: blob_to_vector(row.get(7))?,
+                        tags: parse_tags(row.get::<&str, _>(6))?,
+                        vector: blob_to_vector(row.get::<&[u8], _>(7))?,
                     },
                 })
             })

@@ -35,6 +35,9 @@ pub(super) fn parse_layer(text: &str) -> Result<Layer> {
 }
 
 pub(super) fn parse_tags(text: &str) -> Result<Vec<String>> {
+    if text == "[]" {
+        return Ok(Vec::new());
+    }
     serde_json::from_str(text).map_err(|error| corrupt("tags", error))
 }
 
