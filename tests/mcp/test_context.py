@@ -116,6 +116,8 @@ async def test_summaries_are_generated_kept_and_regenerated_on_change(serve):
                 "memory_add",
                 {"content": f"Release {i} of the ledger service shipped the retry fix number {i}.", "layer": "company"},
             )
+        # Background triggers refresh every 10 writes; an explicit refresh covers all 30 now.
+        await call_ok(client, "summary_refresh", {"layers": ["company"]})
         budgets = {"sentence": 50, "paragraph": 200, "detailed": 500}
         summaries = {}
         for depth, budget in budgets.items():
