@@ -92,11 +92,16 @@ pub(super) fn match_expression(tenant_id: &str, filter: &MemoryFilter, terms: &[
     for tag in &filter.tags {
         clauses.push(format!("filter_keys : {}", quoted(&tag_key(tag))));
     }
-    clauses.push(format!(
+    clauses.push(content_expression(terms));
+    clauses.join(" AND ")
+}
+
+/// The FTS5 query for any of `terms` in the content, unfiltered.
+pub(super) fn content_expression(terms: &[&str]) -> String {
+    format!(
         "content : {}",
         any_of(terms.iter().map(|term| term.to_string()))
-    ));
-    clauses.join(" AND ")
+    )
 }
 
 /// The FTS5 query counting the records whose content contains `term`.

@@ -1,8 +1,11 @@
 //! Lexical search with FTS5 and BM25, bounded in cost and normalised to 0..1.
 //!
-//! * **Restricted in FTS5.** The query ANDs the content terms with the caller's filter keys
-//!   ([`super::keys`]), so BM25 is computed only for rows of the caller's scopes, kinds and
-//!   tags; only the best `limit` rows are joined to `memories` (which re-checks the tenant).
+//! * **Restricted in FTS5.** The rows to rank are those matching the content terms AND the
+//!   caller's filter keys ([`super::keys`]: tenant, scopes, kinds, tags), found by FTS5 without
+//!   ranking; BM25 is then computed by a content-only query restricted to those rows. (Ranking
+//!   the filtered query directly costs far more: FTS5's `bm25()` counts the documents of every
+//!   phrase in the query, and a scope key's doclist is as long as the scope.) Only the best
+//!   `limit` rows are joined to `memories`, which re-checks the tenant.
 //! * **Bounded.** BM25 costs about a microsecond per matching row, and a common word matches
 //!   most of the corpus while weighing almost nothing (its idf is near 0, or clamped to 1e-6
 //!   above half the corpus). Terms are taken rarest first while their document frequencies
@@ -22,7 +25,7 @@ use lru::LruCache;
 use parking_lot::Mutex;
 use sqlx::{QueryBuilder, Row, Sqlite, SqlitePool};
 
-use super::keys::{match_expression, term_expression};
+use super::keys::{content_expression, match_expression, term_expression};
 use super::rows::parse_id;
 use crate::error::{MemoryError, Result};
 use crate::model::MemoryFilter;
@@ -119,9 +122,12 @@ impl Lexical {
             "SELECT m.id, f.score FROM (SELECT rowid, bm25(memories_fts, 1.0, 0.0) AS score \
              FROM memories_fts WHERE memories_fts MATCH ",
         );
+        builder.push_bind(content_expression(&chosen_terms));
+        // `+rowid` keeps the planner from driving the ranking by one rowid lookup per row.
+        builder.push(" AND +rowid IN (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ");
         builder.push_bind(match_expression(tenant_id, filter, &chosen_terms));
         builder
-            .push(" ORDER BY score LIMIT ")
+            .push(") ORDER BY score LIMIT ")
             .push_bind(limit as i64);
         builder.push(") AS f JOIN memories m ON m.seq = f.rowid WHERE m.tenant_id = ");
         builder.push_bind(tenant_id.to_string());
