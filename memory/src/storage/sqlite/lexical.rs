@@ -129,7 +129,7 @@ impl Lexical {
         builder
             .push(") ORDER BY score LIMIT ")
             .push_bind(limit as i64);
-        builder.push(") AS f JOIN memories m ON m.seq = f.rowid WHERE m.tenant_id = ");
+        builder.push(") AS f JOIN memories m ON m.seq = f.rowid WHERE +m.tenant_id = ");
         builder.push_bind(tenant_id.to_string());
         builder.push(" ORDER BY f.score");
         let rows = builder

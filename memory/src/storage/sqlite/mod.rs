@@ -41,6 +41,10 @@ pub struct SqliteConfig {
     pub busy_timeout_ms: u64,
     /// Page cache per connection, in KiB (16 MiB).
     pub cache_kib: u32,
+    /// Bytes of the database file read through a memory map (1 GiB): reads then come from
+    /// the OS page cache without a system call and a copy each, which matters for FTS5 and
+    /// for the eight connections' separate page caches.
+    pub mmap_bytes: u64,
     /// A lexical search uses query terms rarest first while their document frequencies add
     /// up to at most this (5 000): BM25 costs about 1 µs per matching row, and the common
     /// words it leaves out weigh little in BM25 and are still matched by the vector search.
@@ -53,6 +57,7 @@ impl Default for SqliteConfig {
             max_connections: 8,
             busy_timeout_ms: 5_000,
             cache_kib: 16 * 1024,
+            mmap_bytes: 1 << 30,
             lexical_max_postings: 5_000,
         }
     }
@@ -88,6 +93,7 @@ impl SqliteDatabase {
             .busy_timeout(Duration::from_millis(config.busy_timeout_ms))
             .foreign_keys(true)
             .pragma("cache_size", format!("-{}", config.cache_kib))
+            .pragma("mmap_size", config.mmap_bytes.to_string())
             .pragma("temp_store", "memory");
         let pool = SqlitePoolOptions::new()
             .max_connections(config.max_connections.max(1))

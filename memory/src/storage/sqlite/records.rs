@@ -96,6 +96,23 @@ impl SqliteRecordStore {
     }
 }
 
+/// `prefix SELECT … WHERE id IN (ids) AND tenant_id = tenant`. The unary `+` keeps SQLite
+/// from answering it through `memories_by_tenant` (a scan of the whole tenant): with bound
+/// parameters the planner cannot tell which index is more selective, and picked that one.
+fn select_by_ids(prefix: &str, tenant_id: &str, ids: &[Uuid]) -> QueryBuilder<Sqlite> {
+    let mut builder = QueryBuilder::<Sqlite>::new(format!(
+        "{prefix}SELECT {RECORD_COLUMNS} FROM memories WHERE +tenant_id = "
+    ));
+    builder.push_bind(tenant_id.to_string());
+    builder.push(" AND id IN (");
+    let mut list = builder.separated(", ");
+    for id in ids {
+        list.push_bind(id.to_string());
+    }
+    builder.push(")");
+    builder
+}
+
 #[async_trait::async_trait]
 impl RecordStore for SqliteRecordStore {
     async fn insert(&self, records: Vec<NewRecord>) -> Result<Vec<Inserted>> {
@@ -183,7 +200,7 @@ impl RecordStore for SqliteRecordStore {
     }
 
     async fn get(&self, tenant_id: &str, id: Uuid) -> Result<Option<MemoryRecord>> {
-        let sql = format!("SELECT {RECORD_COLUMNS} FROM memories WHERE id = ? AND tenant_id = ?");
+        let sql = format!("SELECT {RECORD_COLUMNS} FROM memories WHERE id = ? AND +tenant_id = ?");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(id.to_string())
             .bind(tenant_id)
@@ -200,17 +217,7 @@ impl RecordStore for SqliteRecordStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let mut builder = QueryBuilder::<Sqlite>::new(format!(
-            "SELECT {RECORD_COLUMNS} FROM memories WHERE tenant_id = "
-        ));
-        builder.push_bind(tenant_id.to_string());
-        builder.push(" AND id IN (");
-        let mut list = builder.separated(", ");
-        for id in ids {
-            list.push_bind(id.to_string());
-        }
-        builder.push(")");
-        let rows = builder
+        let rows = select_by_ids("", tenant_id, ids)
             .build()
             .fetch_all(&self.db.pool)
             .await
@@ -232,7 +239,7 @@ impl RecordStore for SqliteRecordStore {
             .await
             .map_err(failed("starting a write"))?;
         let found = sqlx::query(
-            "SELECT seq, layer, scope_id, kind FROM memories WHERE id = ? AND tenant_id = ?",
+            "SELECT seq, layer, scope_id, kind FROM memories WHERE id = ? AND +tenant_id = ?",
         )
         .bind(id.to_string())
         .bind(tenant_id)
@@ -303,7 +310,7 @@ impl RecordStore for SqliteRecordStore {
 
     async fn delete(&self, tenant_id: &str, id: Uuid) -> Result<Option<MemoryRecord>> {
         let sql = format!(
-            "DELETE FROM memories WHERE id = ? AND tenant_id = ? RETURNING {RECORD_COLUMNS}"
+            "DELETE FROM memories WHERE id = ? AND +tenant_id = ? RETURNING {RECORD_COLUMNS}"
         );
         let mut tx = self
             .db
@@ -441,7 +448,7 @@ impl RecordStore for SqliteRecordStore {
             .map_err(failed("starting a write"))?;
         for (tenant_id, id, vector) in vectors {
             let seq: Option<i64> = sqlx::query_scalar(
-                "UPDATE memories SET embedder_id = ? WHERE id = ? AND tenant_id = ? RETURNING seq",
+                "UPDATE memories SET embedder_id = ? WHERE id = ? AND +tenant_id = ? RETURNING seq",
             )
             .bind(embedder_id)
             .bind(id.to_string())
@@ -500,5 +507,33 @@ impl RecordStore for SqliteRecordStore {
             .await
             .map_err(failed("checking the database"))?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn lookups_by_id_use_the_id_index_not_a_tenant_scan() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = SqliteDatabase::open(dir.path(), &SqliteConfig::default())
+            .await
+            .unwrap();
+        // With ten or more ids the planner preferred the tenant index when it could.
+        let ids: Vec<Uuid> = (0..20).map(|_| Uuid::now_v7()).collect();
+        let plan: Vec<String> = select_by_ids("EXPLAIN QUERY PLAN ", "acme", &ids)
+            .build()
+            .fetch_all(&db.pool)
+            .await
+            .unwrap()
+            .iter()
+            .map(|row| row.get::<String, _>(3))
+            .collect();
+        assert!(plan.iter().any(|step| step.contains("(id=?)")), "{plan:?}");
+        assert!(
+            plan.iter().all(|step| !step.contains("memories_by_tenant")),
+            "{plan:?}"
+        );
     }
 }
