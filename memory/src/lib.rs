@@ -22,6 +22,7 @@ pub mod storage;
 mod text;
 mod validate;
 pub mod vector;
+mod writes;
 
 pub use error::{MemoryError, Result};
 pub use model::*;

@@ -4,14 +4,14 @@
 //! backends only store and query, always filtered by tenant in the query itself.
 //!
 //! Writes are serialised by one in-process lock that covers the database transaction and the
-//! vector-index update, so the index applies writes in commit order. Embedding happens before
-//! the lock is taken.
+//! vector-index update, so the index applies writes in commit order; concurrent adds share a
+//! transaction ([`crate::writes`]). Embedding happens before the lock is taken.
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use tokio::sync::{Mutex, broadcast};
+use tokio::sync::broadcast;
 use uuid::Uuid;
 
 use crate::embed::{Embedder, check_vectors};
@@ -27,6 +27,7 @@ use crate::storage::{
 };
 use crate::validate::{self, cursor};
 use crate::vector::{InMemoryVectorIndex, VectorEntry, VectorStore};
+use crate::writes::Writes;
 
 pub use crate::config::{EmbedderChange, MemoryConfig, RetrievalConfig};
 
@@ -56,7 +57,7 @@ pub struct MemoryService {
     sqlite: Option<SqliteDatabase>,
     embedder: Arc<dyn Embedder>,
     changes: broadcast::Sender<MemoryChange>,
-    write_lock: Mutex<()>,
+    writes: Writes,
 }
 
 impl MemoryService {
@@ -111,7 +112,7 @@ impl MemoryService {
             sqlite: stores.sqlite,
             embedder,
             changes,
-            write_lock: Mutex::new(()),
+            writes: Writes::default(),
         })
     }
 
@@ -227,24 +228,10 @@ impl MemoryService {
             .zip(vectors)
             .map(|(record, vector)| NewRecord { record, vector })
             .collect();
-        let mut entries: HashMap<Uuid, VectorEntry> = new_records
-            .iter()
-            .map(|new| (new.record.id, entry_of(&new.record, new.vector.clone())))
-            .collect();
-
-        let _write = self.write_lock.lock().await;
-        let inserted = self.records.insert(new_records).await?;
-        let fresh: Vec<VectorEntry> = inserted
-            .iter()
-            .filter_map(|outcome| match outcome {
-                Inserted::New(record) => entries.remove(&record.id),
-                Inserted::Existing(_) => None,
-            })
-            .collect();
-        if !fresh.is_empty() {
-            self.vectors.upsert(tenant_id, fresh).await?;
-        }
-        drop(_write);
+        let inserted = self
+            .writes
+            .insert(self.records.as_ref(), self.vectors.as_ref(), new_records)
+            .await?;
 
         Ok(inserted
             .into_iter()
@@ -447,7 +434,7 @@ impl MemoryService {
         };
         let new_vector = change.content.as_ref().map(|c| c.vector.clone());
 
-        let _write = self.write_lock.lock().await;
+        let _write = self.writes.lock().await;
         let record = match self.records.update(tenant_id, id, change).await? {
             UpdateOutcome::Updated(record) => *record,
             UpdateOutcome::NotFound => return Err(MemoryError::NotFound(id.to_string())),
@@ -477,7 +464,7 @@ impl MemoryService {
     /// Deletes a record and its vector. Unknown ids are [`crate::MemoryError::NotFound`].
     pub async fn delete(&self, who: &Identity, id: Uuid) -> Result<()> {
         let tenant_id = validate::tenant(who)?;
-        let _write = self.write_lock.lock().await;
+        let _write = self.writes.lock().await;
         let deleted = self
             .records
             .delete(tenant_id, id)
@@ -511,7 +498,7 @@ impl MemoryService {
     /// Persists what is held in memory (the vector index). Called on graceful shutdown.
     /// Nothing acknowledged depends on it: every write is durable when it returns.
     pub async fn flush(&self) -> Result<()> {
-        let _write = self.write_lock.lock().await;
+        let _write = self.writes.lock().await;
         self.vectors.flush().await?;
         if let Some(db) = &self.sqlite {
             db.checkpoint().await?;

@@ -108,7 +108,10 @@ impl VectorStore for InMemoryVectorIndex {
             loaded += page.len();
             let mut by_tenant: HashMap<String, Vec<VectorEntry>> = HashMap::new();
             for stored in page {
-                by_tenant.entry(stored.tenant_id).or_default().push(stored.entry);
+                by_tenant
+                    .entry(stored.tenant_id)
+                    .or_default()
+                    .push(stored.entry);
             }
             for (tenant_id, entries) in by_tenant {
                 self.upsert_blocking(&tenant_id, &entries)?;

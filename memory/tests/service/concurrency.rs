@@ -75,3 +75,38 @@ async fn concurrent_adds_lose_nothing() {
     listed.sort();
     assert_eq!(listed, ids);
 }
+
+/// Adds racing with the same content (committed together or not) store it once, and every
+/// caller gets that one record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_duplicates_are_stored_once() {
+    let (_dir, service) = open_temp().await;
+    let service = Arc::new(service);
+    let tasks: Vec<_> = (0..16)
+        .map(|i| {
+            let service = service.clone();
+            tokio::spawn(async move {
+                let text = format!("shared memory {}", i % 4);
+                service
+                    .add(&alice(), memory(Layer::Project, &text))
+                    .await
+                    .unwrap()
+            })
+        })
+        .collect();
+    let mut outcomes = Vec::new();
+    for task in tasks {
+        outcomes.push(task.await.unwrap());
+    }
+    assert_eq!(outcomes.iter().filter(|o| !o.deduplicated).count(), 4);
+    for i in 0..4 {
+        let text = format!("shared memory {i}");
+        let ids: std::collections::HashSet<_> = outcomes
+            .iter()
+            .filter(|o| o.record.content.as_deref() == Some(text.as_str()))
+            .map(|o| o.record.id)
+            .collect();
+        assert_eq!(ids.len(), 1, "{text}");
+    }
+    assert_eq!(service.stats().await.unwrap().records, 4);
+}

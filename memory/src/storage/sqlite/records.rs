@@ -70,28 +70,37 @@ impl SqliteRecordStore {
         row.map(|row| record(&row)).transpose()
     }
 
+    /// Replaces the tags of record `seq` (`replace: false` for a new record, which has none).
     async fn write_tags(
         conn: &mut SqliteConnection,
         seq: i64,
         tenant_id: &str,
         tags: &[String],
+        replace: bool,
     ) -> Result<()> {
-        sqlx::query("DELETE FROM memory_tags WHERE memory_seq = ?")
-            .bind(seq)
-            .execute(&mut *conn)
-            .await
-            .map_err(failed("writing tags"))?;
-        for tag in tags {
-            sqlx::query(
-                "INSERT OR IGNORE INTO memory_tags (memory_seq, tenant_id, tag) VALUES (?, ?, ?)",
-            )
-            .bind(seq)
-            .bind(tenant_id)
-            .bind(tag)
-            .execute(&mut *conn)
-            .await
-            .map_err(failed("writing tags"))?;
+        if replace {
+            sqlx::query("DELETE FROM memory_tags WHERE memory_seq = ?")
+                .bind(seq)
+                .execute(&mut *conn)
+                .await
+                .map_err(failed("writing tags"))?;
         }
+        if tags.is_empty() {
+            return Ok(());
+        }
+        let mut builder = QueryBuilder::<Sqlite>::new(
+            "INSERT OR IGNORE INTO memory_tags (memory_seq, tenant_id, tag) ",
+        );
+        builder.push_values(tags, |mut row, tag| {
+            row.push_bind(seq)
+                .push_bind(tenant_id.to_string())
+                .push_bind(tag.clone());
+        });
+        builder
+            .build()
+            .execute(&mut *conn)
+            .await
+            .map_err(failed("writing tags"))?;
         Ok(())
     }
 }
@@ -149,7 +158,7 @@ impl RecordStore for SqliteRecordStore {
             .map_err(failed("inserting a memory"))?;
             match seq {
                 Some(seq) => {
-                    Self::write_tags(&mut tx, seq, &record.tenant_id, &record.tags).await?;
+                    Self::write_tags(&mut tx, seq, &record.tenant_id, &record.tags, false).await?;
                     sqlx::query("INSERT INTO memory_vectors (memory_seq, tenant_id, vector) VALUES (?, ?, ?)")
                         .bind(seq)
                         .bind(&record.tenant_id)
@@ -292,7 +301,7 @@ impl RecordStore for SqliteRecordStore {
             .map_err(failed("updating a memory"))?;
 
         if let Some(tags) = &change.tags {
-            Self::write_tags(&mut tx, seq, tenant_id, tags).await?;
+            Self::write_tags(&mut tx, seq, tenant_id, tags, true).await?;
         }
         if let Some(content) = &change.content {
             sqlx::query("UPDATE memory_vectors SET vector = ? WHERE memory_seq = ?")

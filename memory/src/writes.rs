@@ -1,0 +1,145 @@
+//! Write serialisation with group commit.
+//!
+//! Every write holds one lock across its database transaction and its vector-index update, so
+//! the index applies writes in commit order. Adds queue their records first, then take the
+//! lock; whoever holds it commits everything queued so far in one transaction (leader-based
+//! group commit) and hands each waiting add its own outcome. Concurrent clients thus share
+//! transactions — one commit and one FTS segment for many adds — while a lone client pays no
+//! extra wait. A queued add always gets committed: each adder takes the lock after queueing,
+//! so the queue is drained at the latest by its own turn.
+
+use std::collections::HashMap;
+
+use tokio::sync::{Mutex, MutexGuard, oneshot};
+
+use crate::error::{MemoryError, Result};
+use crate::storage::{Inserted, NewRecord, RecordStore};
+use crate::vector::{VectorEntry, VectorStore};
+
+/// Records committed together at most; the rest wait for the next turn.
+const GROUP_RECORDS: usize = 2048;
+
+struct PendingInsert {
+    records: Vec<NewRecord>,
+    reply: oneshot::Sender<Result<Vec<Inserted>>>,
+}
+
+#[derive(Default)]
+pub(crate) struct Writes {
+    lock: Mutex<()>,
+    pending: parking_lot::Mutex<Vec<PendingInsert>>,
+}
+
+impl Writes {
+    /// Exclusive access for a write that is not an add (update, delete, flush).
+    pub async fn lock(&self) -> MutexGuard<'_, ()> {
+        self.lock.lock().await
+    }
+
+    /// Commits `records` (possibly together with other adds) and indexes the new ones.
+    pub async fn insert(
+        &self,
+        records: &dyn RecordStore,
+        vectors: &dyn VectorStore,
+        new: Vec<NewRecord>,
+    ) -> Result<Vec<Inserted>> {
+        let (reply, outcome) = oneshot::channel();
+        self.pending.lock().push(PendingInsert {
+            records: new,
+            reply,
+        });
+        {
+            let _turn = self.lock.lock().await;
+            let group = self.take_group();
+            if !group.is_empty() {
+                commit(records, vectors, group).await;
+            }
+        }
+        outcome.await.map_err(|_| {
+            MemoryError::storage(
+                "committing memories",
+                anyhow::anyhow!("the write was abandoned"),
+            )
+        })?
+    }
+
+    fn take_group(&self) -> Vec<PendingInsert> {
+        let mut pending = self.pending.lock();
+        let mut size = 0;
+        let mut take = 0;
+        for insert in pending.iter() {
+            if take > 0 && size + insert.records.len() > GROUP_RECORDS {
+                break;
+            }
+            size += insert.records.len();
+            take += 1;
+        }
+        pending.drain(..take).collect()
+    }
+}
+
+/// One transaction for the whole group; every add gets its own outcomes, or a copy of the
+/// shared error.
+async fn commit(records: &dyn RecordStore, vectors: &dyn VectorStore, group: Vec<PendingInsert>) {
+    let sizes: Vec<usize> = group.iter().map(|insert| insert.records.len()).collect();
+    let mut replies = Vec::with_capacity(group.len());
+    let mut all = Vec::with_capacity(sizes.iter().sum());
+    let mut entries: HashMap<uuid::Uuid, (String, VectorEntry)> = HashMap::new();
+    for insert in group {
+        for new in &insert.records {
+            let record = &new.record;
+            let entry = VectorEntry {
+                id: record.id,
+                scope: record.scope(),
+                kind: record.kind.clone(),
+                tags: record.tags.clone(),
+                vector: new.vector.clone(),
+            };
+            entries.insert(record.id, (record.tenant_id.clone(), entry));
+        }
+        all.extend(insert.records);
+        replies.push(insert.reply);
+    }
+
+    let result = async {
+        let outcomes = records.insert(all).await?;
+        let mut fresh: HashMap<String, Vec<VectorEntry>> = HashMap::new();
+        for outcome in &outcomes {
+            if let Inserted::New(record) = outcome
+                && let Some((tenant_id, entry)) = entries.remove(&record.id)
+            {
+                fresh.entry(tenant_id).or_default().push(entry);
+            }
+        }
+        for (tenant_id, entries) in fresh {
+            vectors.upsert(&tenant_id, entries).await?;
+        }
+        Ok(outcomes)
+    }
+    .await;
+
+    match result {
+        Ok(outcomes) => {
+            let mut outcomes = outcomes.into_iter();
+            for (reply, size) in replies.into_iter().zip(sizes) {
+                // A caller that went away still had its write committed.
+                let _ = reply.send(Ok(outcomes.by_ref().take(size).collect()));
+            }
+        }
+        Err(error) => {
+            for reply in replies {
+                let _ = reply.send(Err(copy_of(&error)));
+            }
+        }
+    }
+}
+
+fn copy_of(error: &MemoryError) -> MemoryError {
+    match error {
+        MemoryError::Storage { context, source } => MemoryError::Storage {
+            context: context.clone(),
+            source: anyhow::anyhow!("{source:#}"),
+        },
+        other => MemoryError::storage("committing memories", anyhow::anyhow!("{other}")),
+    }
+}
