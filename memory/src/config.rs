@@ -20,6 +20,9 @@ pub struct MemoryConfig {
     pub max_query_bytes: usize,
     /// Longest scope id (session, project, … id) and kind, in bytes (256).
     pub max_id_bytes: usize,
+    /// Replace secrets (API keys, tokens, private keys, passwords in assignments…) in content
+    /// and metadata with `[REDACTED:<kind>]` before anything is stored or embedded (true).
+    pub redact_secrets: bool,
     /// What to do when the configured embedder differs from the one that made the stored
     /// vectors (`refuse`).
     pub on_embedder_change: EmbedderChange,
@@ -40,6 +43,7 @@ impl Default for MemoryConfig {
             max_metadata_bytes: 16 * 1024,
             max_query_bytes: 8 * 1024,
             max_id_bytes: 256,
+            redact_secrets: true,
             on_embedder_change: EmbedderChange::Refuse,
             reembed_batch: 256,
             retrieval: RetrievalConfig::default(),

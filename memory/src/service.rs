@@ -189,6 +189,13 @@ impl MemoryService {
         for (i, new) in items.into_iter().enumerate() {
             validate::content(&prefix(i, "content"), &new.content, &self.config)?;
             let scope = validate::scope(who, new.layer, &self.config)?;
+            let mut metadata =
+                validate::metadata(&prefix(i, "metadata"), new.metadata, &self.config)?;
+            let mut content = new.content;
+            if self.config.redact_secrets {
+                content = validate::redacted("content", content);
+                metadata = validate::redacted_metadata(metadata);
+            }
             records.push(MemoryRecord {
                 id: Uuid::now_v7(),
                 tenant_id: tenant_id.to_string(),
@@ -196,9 +203,9 @@ impl MemoryService {
                 scope_id: scope.scope_id,
                 kind: validate::kind(&prefix(i, "kind"), new.kind.as_deref(), &self.config)?,
                 tags: validate::tags(&prefix(i, "tags"), &new.tags, &self.config)?,
-                metadata: validate::metadata(&prefix(i, "metadata"), new.metadata, &self.config)?,
-                content_hash: validate::content_hash(&new.content),
-                content: Some(new.content),
+                metadata,
+                content_hash: validate::content_hash(&content),
+                content: Some(content),
                 embedder_id: self.embedder.id().to_string(),
                 created_at: now,
                 updated_at: now,
@@ -407,6 +414,11 @@ impl MemoryService {
         let content = match patch.content {
             Some(content) => {
                 validate::content("content", &content, &self.config)?;
+                let content = if self.config.redact_secrets {
+                    validate::redacted("content", content)
+                } else {
+                    content
+                };
                 let vector = self
                     .embed(&[content.as_str()])
                     .await?
@@ -428,7 +440,14 @@ impl MemoryService {
             metadata: patch
                 .metadata
                 .map(|m| validate::metadata("metadata", m, &self.config))
-                .transpose()?,
+                .transpose()?
+                .map(|m| {
+                    if self.config.redact_secrets {
+                        validate::redacted_metadata(m)
+                    } else {
+                        m
+                    }
+                }),
             updated_at: now_millis(),
             content,
         };

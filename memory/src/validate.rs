@@ -6,6 +6,48 @@ use crate::config::MemoryConfig;
 use crate::error::{MemoryError, Result};
 use crate::model::{Identity, Layer, Scope, kind};
 
+/// `text` with its secrets replaced by `[REDACTED:<kind>]` (see `aeterna_redact`).
+pub(crate) fn redacted(field: &str, text: String) -> String {
+    let redaction = aeterna_redact::redact(&text);
+    if redaction.is_clean() {
+        return text;
+    }
+    tracing::info!(
+        field,
+        secrets = redaction.total(),
+        "redacted secrets before storage"
+    );
+    redaction.into_text().into_owned()
+}
+
+/// `metadata` with secrets redacted from every string in it. A string under a key is checked
+/// as the assignment `key=value`, so `{"api_key": "…"}` is caught as the redactor catches
+/// `api_key=…` in text.
+pub(crate) fn redacted_metadata(metadata: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match metadata {
+        Value::String(text) => Value::String(redacted("metadata", text)),
+        Value::Array(items) => Value::Array(items.into_iter().map(redacted_metadata).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(key, value)| match value {
+                    Value::String(text) => {
+                        let assignment = format!("{key}={text}");
+                        let checked = redacted("metadata", assignment.clone());
+                        let value = match checked.strip_prefix(&format!("{key}=")) {
+                            Some(value) if checked != assignment => value.to_string(),
+                            _ => redacted("metadata", text),
+                        };
+                        (key, Value::String(value))
+                    }
+                    other => (key, redacted_metadata(other)),
+                })
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
 /// Hex SHA-256 of `content`.
 pub(crate) fn content_hash(content: &str) -> String {
     hex::encode(Sha256::digest(content.as_bytes()))

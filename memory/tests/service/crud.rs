@@ -404,3 +404,79 @@ async fn every_committed_write_is_broadcast() {
         "no change for writes that did not happen"
     );
 }
+
+#[tokio::test]
+async fn secrets_are_redacted_before_storage_and_embedding() {
+    let (_dir, service) = open_temp().await;
+    let who = alice();
+    let token = "ghp_Tk9sY2FsRGV2VG9rZW5Gb3JUZXN0czEyMzQ1Ng";
+    let mut new = memory(
+        Layer::Project,
+        &format!("CI pushes with GITHUB_TOKEN={token} to the release repo"),
+    );
+    new.metadata =
+        serde_json::json!({"env": {"DB_PASSWORD": "DB_PASSWORD=hunter2hunter2"}, "note": "plain"});
+    let record = service.add(&who, new).await.unwrap().record;
+    let content = record.content.clone().unwrap();
+    assert!(
+        !content.contains(token) && content.contains("[REDACTED:github-token]"),
+        "{content}"
+    );
+    let metadata = record.metadata.to_string();
+    assert!(
+        !metadata.contains("hunter2") && metadata.contains("plain"),
+        "{metadata}"
+    );
+    assert_eq!(service.get(&who, record.id).await.unwrap(), record);
+    // The secret is not searchable either.
+    let hits = service
+        .search(
+            &who,
+            SearchRequest {
+                query: token.into(),
+                layers: None,
+                tags: vec![],
+                kinds: vec![],
+                limit: 5,
+                min_score: 0.0,
+            },
+        )
+        .await
+        .unwrap();
+    assert!(
+        hits.iter()
+            .all(|hit| !hit.record.content.as_deref().unwrap().contains(token))
+    );
+
+    let updated = service
+        .update(
+            &who,
+            record.id,
+            MemoryPatch {
+                content: Some(format!("rotated: token={token}")),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert!(!updated.content.unwrap().contains(token));
+
+    // Operators can turn it off.
+    let dir = tempfile::tempdir().unwrap();
+    let raw = open(
+        dir.path(),
+        MemoryConfig {
+            redact_secrets: false,
+            ..Default::default()
+        },
+    )
+    .await;
+    let kept = raw
+        .add(
+            &who,
+            memory(Layer::Project, &format!("GITHUB_TOKEN={token}")),
+        )
+        .await
+        .unwrap();
+    assert!(kept.record.content.unwrap().contains(token));
+}
