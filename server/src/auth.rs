@@ -30,23 +30,15 @@ impl Principal {
     /// The identity of one call: `requested` fields win over the configured defaults; empty
     /// strings count as absent. The tenant is always the principal's.
     pub fn identity(&self, requested: &IdentityFields) -> Identity {
-        fn pick(requested: &Option<String>, default: &Option<String>) -> Option<String> {
-            let present = |value: &&String| !value.trim().is_empty();
-            requested
-                .as_ref()
-                .filter(present)
-                .or(default.as_ref().filter(present))
-                .cloned()
-        }
-        let defaults = &self.defaults;
+        let fields = requested.or(&self.defaults);
         Identity {
             tenant_id: self.tenant_id.to_string(),
-            agent_id: pick(&requested.agent_id, &defaults.agent_id),
-            user_id: pick(&requested.user_id, &defaults.user_id),
-            session_id: pick(&requested.session_id, &defaults.session_id),
-            project_id: pick(&requested.project_id, &defaults.project_id),
-            team_id: pick(&requested.team_id, &defaults.team_id),
-            org_id: pick(&requested.org_id, &defaults.org_id),
+            agent_id: fields.agent_id,
+            user_id: fields.user_id,
+            session_id: fields.session_id,
+            project_id: fields.project_id,
+            team_id: fields.team_id,
+            org_id: fields.org_id,
         }
     }
 }

@@ -172,6 +172,29 @@ pub struct IdentityFields {
     pub org_id: Option<String>,
 }
 
+impl IdentityFields {
+    /// Each field of `self`, or `fallback`'s where `self` leaves it out; empty strings count as
+    /// absent.
+    pub fn or(&self, fallback: &IdentityFields) -> IdentityFields {
+        fn pick(preferred: &Option<String>, fallback: &Option<String>) -> Option<String> {
+            let present = |value: &&String| !value.trim().is_empty();
+            preferred
+                .as_ref()
+                .filter(present)
+                .or(fallback.as_ref().filter(present))
+                .cloned()
+        }
+        IdentityFields {
+            agent_id: pick(&self.agent_id, &fallback.agent_id),
+            user_id: pick(&self.user_id, &fallback.user_id),
+            session_id: pick(&self.session_id, &fallback.session_id),
+            project_id: pick(&self.project_id, &fallback.project_id),
+            team_id: pick(&self.team_id, &fallback.team_id),
+            org_id: pick(&self.org_id, &fallback.org_id),
+        }
+    }
+}
+
 /// Command-line values that override the file and the environment.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Overrides {

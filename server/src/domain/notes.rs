@@ -76,19 +76,6 @@ pub struct NoteGetArgs {
     pub identity: IdentityFields,
 }
 
-/// Fields of `preferred` win over those of `fallback`.
-fn overlay(preferred: &IdentityFields, fallback: &IdentityFields) -> IdentityFields {
-    let pick = |a: &Option<String>, b: &Option<String>| a.clone().or_else(|| b.clone());
-    IdentityFields {
-        agent_id: pick(&preferred.agent_id, &fallback.agent_id),
-        user_id: pick(&preferred.user_id, &fallback.user_id),
-        session_id: pick(&preferred.session_id, &fallback.session_id),
-        project_id: pick(&preferred.project_id, &fallback.project_id),
-        team_id: pick(&preferred.team_id, &fallback.team_id),
-        org_id: pick(&preferred.org_id, &fallback.org_id),
-    }
-}
-
 /// Enqueues the events for `caller`; each event's identity is its own fields over the call's
 /// over the token's defaults. Never waits on storage.
 pub fn capture(
@@ -113,7 +100,7 @@ pub fn capture(
     let events = events
         .into_iter()
         .map(|item| {
-            let who = caller.identity(&overlay(&item.identity, &args.identity));
+            let who = caller.identity(&item.identity.or(&args.identity));
             (who, item.event)
         })
         .collect();
@@ -182,7 +169,7 @@ mod tests {
         let caller = Principal::new("acme", fields(Some("token-session"), Some("token-project")));
         let call = fields(Some("call-session"), None);
         let event = fields(None, Some("event-project"));
-        let who = caller.identity(&overlay(&event, &call));
+        let who = caller.identity(&event.or(&call));
         assert_eq!(who.session_id.as_deref(), Some("call-session"));
         assert_eq!(who.project_id.as_deref(), Some("event-project"));
         assert_eq!(who.tenant_id, "acme");
