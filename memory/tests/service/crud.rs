@@ -5,6 +5,7 @@ use super::*;
 #[tokio::test]
 async fn add_get_search_delete_round_trip() {
     let (_dir, service) = open_temp().await;
+    service.ready().await.unwrap();
     let who = alice();
     let mut new = memory(
         Layer::Project,
