@@ -6,100 +6,17 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use aeterna_memory::embed::HashingEmbedder;
-use aeterna_memory::{Identity, Layer, MemoryConfig, MemoryService, NewMemory, SearchRequest};
-use common::{Rng, memory_text, process_cpu_time, query_text, report};
+use aeterna_memory::{Layer, SearchRequest};
+use common::corpus::{corpus, new_memory, open, runtime, who};
+use common::{Rng, process_cpu_time, query_text, report};
 use criterion::{Criterion, criterion_group, criterion_main};
 
-const CORPUS_SIZE: usize = 100_000;
-/// Bump when the generator changes, so a stale cached corpus is rebuilt.
-const CORPUS_VERSION: u32 = 1;
 /// Not shared with other crates' benches: a data dir is locked by the process using it.
 const CORPUS_NAME: &str = "memory-bench-corpus";
-const LAYERS: [Layer; 5] = [
-    Layer::Agent,
-    Layer::User,
-    Layer::Session,
-    Layer::Project,
-    Layer::Team,
-];
-
-fn who() -> Identity {
-    Identity {
-        tenant_id: "bench".into(),
-        agent_id: Some("agent".into()),
-        user_id: Some("user".into()),
-        session_id: Some("session".into()),
-        project_id: Some("project".into()),
-        team_id: Some("team".into()),
-        org_id: None,
-    }
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-async fn open(dir: &std::path::Path) -> MemoryService {
-    MemoryService::open_embedded(
-        dir,
-        MemoryConfig::default(),
-        Arc::new(HashingEmbedder::default()),
-    )
-    .await
-    .unwrap()
-}
-
-fn new_memory(rng: &mut Rng, i: usize) -> NewMemory {
-    NewMemory {
-        layer: LAYERS[i % LAYERS.len()],
-        content: format!("{} ({i})", memory_text(rng)),
-        tags: vec![["db", "ci", "net", "ui", "infra"][rng.below(5)].to_string()],
-        metadata: serde_json::json!({"source": "bench"}),
-        kind: None,
-    }
-}
-
-/// The cached 100k corpus, generated on first use.
-async fn corpus() -> MemoryService {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("{CORPUS_NAME}-{CORPUS_SIZE}-v{CORPUS_VERSION}"));
-    let complete = dir.join("complete");
-    if !complete.exists() {
-        let _ = std::fs::remove_dir_all(&dir);
-        let service = open(&dir).await;
-        let started = Instant::now();
-        let mut rng = Rng::new(1);
-        for start in (0..CORPUS_SIZE).step_by(1000) {
-            let batch = (start..start + 1000)
-                .map(|i| new_memory(&mut rng, i))
-                .collect();
-            service.add_batch(&who(), batch).await.unwrap();
-        }
-        service.flush().await.unwrap();
-        println!(
-            "generated {CORPUS_SIZE} memories in {:?} (bulk add_batch of 1000)",
-            started.elapsed()
-        );
-        std::fs::write(&complete, b"").unwrap();
-    }
-    let started = Instant::now();
-    let service = open(&dir).await;
-    println!(
-        "opened {CORPUS_SIZE} memories (vector index rebuilt from SQLite) in {:?}",
-        started.elapsed()
-    );
-    assert_eq!(service.stats().await.unwrap().vectors, CORPUS_SIZE as u64);
-    service
-}
 
 fn search_request(query: String, layers: Option<Vec<Layer>>) -> SearchRequest {
     SearchRequest {
@@ -114,7 +31,7 @@ fn search_request(query: String, layers: Option<Vec<Layer>>) -> SearchRequest {
 
 fn search(c: &mut Criterion) {
     let rt = runtime();
-    let service = rt.block_on(corpus());
+    let service = rt.block_on(corpus(CORPUS_NAME));
     let mut rng = Rng::new(99);
     let queries: Vec<String> = (0..500).map(|_| query_text(&mut rng)).collect();
 

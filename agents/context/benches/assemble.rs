@@ -2,14 +2,12 @@
 //! budget 4000), with a cold and a warm result cache, and the summary refresh of a 1,000-item
 //! layer on the deterministic path.
 //!
-//! The corpus is the one `memory/benches/service.rs` builds: the same text generator (included
-//! from `memory/benches/common`), the same records and the same cached data dir under Cargo's
-//! target tmp dir, so whichever bench runs first builds it and the other reopens it.
+//! The corpus is the one `memory/benches/service.rs` measures, built by the same code
+//! (`memory/benches/common/corpus.rs`, included by path), in this bench's own cached data dir.
 
 #[path = "../../../memory/benches/common/mod.rs"]
 mod common;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -17,82 +15,14 @@ use std::time::{Duration, Instant};
 use aeterna_context::{
     AssembleRequest, CacheConfig, ContextArchitect, ContextConfig, SummaryConfig, TriggerConfig,
 };
-use aeterna_memory::embed::HashingEmbedder;
-use aeterna_memory::{Identity, Layer, MemoryConfig, MemoryPatch, MemoryService, NewMemory};
-use common::{Rng, memory_text, query_text, report};
+use aeterna_memory::{Layer, MemoryPatch, NewMemory};
+use common::corpus::{LAYERS, corpus, new_memory, open, runtime, who};
+use common::{Rng, query_text, report};
 use criterion::{Criterion, criterion_group, criterion_main};
 
-/// The memory bench's corpus: keep these in step with `memory/benches/service.rs`.
-const CORPUS_SIZE: usize = 100_000;
-const CORPUS_VERSION: u32 = 1;
-const LAYERS: [Layer; 5] = [
-    Layer::Agent,
-    Layer::User,
-    Layer::Session,
-    Layer::Project,
-    Layer::Team,
-];
-
-fn who() -> Identity {
-    Identity {
-        tenant_id: "bench".into(),
-        agent_id: Some("agent".into()),
-        user_id: Some("user".into()),
-        session_id: Some("session".into()),
-        project_id: Some("project".into()),
-        team_id: Some("team".into()),
-        org_id: None,
-    }
-}
-
-fn new_memory(rng: &mut Rng, i: usize) -> NewMemory {
-    NewMemory {
-        layer: LAYERS[i % LAYERS.len()],
-        content: format!("{} ({i})", memory_text(rng)),
-        tags: vec![["db", "ci", "net", "ui", "infra"][rng.below(5)].to_string()],
-        metadata: serde_json::json!({"source": "bench"}),
-        kind: None,
-    }
-}
-
-async fn open(dir: &std::path::Path) -> Arc<MemoryService> {
-    let embedder = Arc::new(HashingEmbedder::default());
-    Arc::new(
-        MemoryService::open_embedded(dir, MemoryConfig::default(), embedder)
-            .await
-            .unwrap(),
-    )
-}
-
-/// The shared 100k corpus, generated on first use by whichever bench runs first.
-async fn corpus() -> Arc<MemoryService> {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("memory-corpus-{CORPUS_SIZE}-v{CORPUS_VERSION}"));
-    let complete = dir.join("complete");
-    if !complete.exists() {
-        let _ = std::fs::remove_dir_all(&dir);
-        let service = open(&dir).await;
-        let mut rng = Rng::new(1);
-        for start in (0..CORPUS_SIZE).step_by(1000) {
-            let batch = (start..start + 1000)
-                .map(|i| new_memory(&mut rng, i))
-                .collect();
-            service.add_batch(&who(), batch).await.unwrap();
-        }
-        service.flush().await.unwrap();
-        std::fs::write(&complete, b"").unwrap();
-    }
-    let service = open(&dir).await;
-    assert_eq!(service.stats().await.unwrap().vectors, CORPUS_SIZE as u64);
-    service
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
+/// Its own copy of the corpus: a data dir is locked by the process using it, and this bench
+/// adds summary rows.
+const CORPUS_NAME: &str = "context-bench-corpus";
 
 fn request(query: &str) -> AssembleRequest {
     AssembleRequest {
@@ -104,7 +34,7 @@ fn request(query: &str) -> AssembleRequest {
 
 fn assemble(c: &mut Criterion) {
     let rt = runtime();
-    let memory = rt.block_on(corpus());
+    let memory = Arc::new(rt.block_on(corpus(CORPUS_NAME)));
     let mut rng = Rng::new(7);
     let queries: Vec<String> = (0..500).map(|_| query_text(&mut rng)).collect();
     // Cold: entries expire at once, so every call assembles. Warm: the default cache.
@@ -201,7 +131,7 @@ fn refresh(c: &mut Criterion) {
     let rt = runtime();
     let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let (architect, ids) = rt.block_on(async {
-        let memory = open(dir.path()).await;
+        let memory = Arc::new(open(dir.path()).await);
         let mut rng = Rng::new(3);
         let batch = (0..1000)
             .map(|i| NewMemory {

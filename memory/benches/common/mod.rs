@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+pub mod corpus;
+
 /// splitmix64: small, fast and reproducible across runs.
 pub struct Rng(u64);
 
