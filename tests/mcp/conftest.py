@@ -99,6 +99,12 @@ class ServeProcess:
 
 
 @pytest.fixture
+def anyio_backend() -> str:
+    """The MCP SDK's transports run on asyncio; do not also run every test on trio."""
+    return "asyncio"
+
+
+@pytest.fixture
 def serve(tmp_path: Path) -> Iterator:
     """Starts servers on demand; any still running at the end are stopped."""
     started: list[ServeProcess] = []
