@@ -42,8 +42,14 @@ fn fixture() -> Fixture {
         let url = format!("http://{}/mcp", server.local_addr());
         let client = ().serve(StreamableHttpClientTransport::from_uri(url)).await.expect("connect");
         for i in 0..200 {
-            let content = format!("memory {i}: the build uses cargo workspaces and sqlx migrations");
-            call(&client, "memory_add", json!({ "content": content, "layer": "company" })).await;
+            let content =
+                format!("memory {i}: the build uses cargo workspaces and sqlx migrations");
+            call(
+                &client,
+                "memory_add",
+                json!({ "content": content, "layer": "company" }),
+            )
+            .await;
         }
         let added = call(
             &client,
@@ -54,7 +60,13 @@ fn fixture() -> Fixture {
         let memory_id = added["record"]["id"].as_str().expect("id").to_owned();
         (server, client, memory_id)
     });
-    Fixture { runtime, client, server: Some(server), memory_id, _dir: dir }
+    Fixture {
+        runtime,
+        client,
+        server: Some(server),
+        memory_id,
+        _dir: dir,
+    }
 }
 
 async fn call(client: &RunningService<RoleClient, ()>, tool: &str, arguments: Value) -> Value {
@@ -102,7 +114,11 @@ fn main() {
 
     let mut criterion = Criterion::default().configure_from_args();
     let mut group = criterion.benchmark_group("mcp_http_round_trip");
-    for (tool, arguments) in [("memory_get", &get), ("memory_search", &search), ("memory_list", &list)] {
+    for (tool, arguments) in [
+        ("memory_get", &get),
+        ("memory_search", &search),
+        ("memory_list", &list),
+    ] {
         group.bench_function(tool, |bencher| {
             bencher
                 .to_async(&fixture.runtime)
@@ -112,7 +128,12 @@ fn main() {
     group.finish();
     criterion.final_summary();
 
-    let Fixture { runtime, client, mut server, .. } = fixture;
+    let Fixture {
+        runtime,
+        client,
+        mut server,
+        ..
+    } = fixture;
     runtime.block_on(async {
         let _ = client.cancel().await;
         if let Some(server) = server.take() {

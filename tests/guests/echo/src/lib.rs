@@ -13,10 +13,19 @@ impl Guest for Echo {
             id: "echo".into(),
             version: "1.0.0".into(),
             priority: 0,
-            hooks: vec![Hook::InputMessages, Hook::PlainText, Hook::Tag, Hook::LlmOutput],
+            hooks: vec![
+                Hook::InputMessages,
+                Hook::PlainText,
+                Hook::Tag,
+                Hook::LlmOutput,
+            ],
             tags: vec!["echo".into()],
             prompt_additions: vec![],
-            tool_config: ToolConfig { add: vec![], remove: vec![], override_: vec![] },
+            tool_config: ToolConfig {
+                add: vec![],
+                remove: vec![],
+                override_: vec![],
+            },
         }
     }
 
@@ -28,7 +37,11 @@ impl Guest for Echo {
         Ok(text)
     }
 
-    fn on_tag(_tag: String, _attributes: Vec<Attribute>, content: String) -> Result<String, ExtError> {
+    fn on_tag(
+        _tag: String,
+        _attributes: Vec<Attribute>,
+        content: String,
+    ) -> Result<String, ExtError> {
         Ok(content)
     }
 

@@ -20,14 +20,18 @@ wit_bindgen::generate!({ path: "../../../wit", world: "extension" });
 
 use std::hint::black_box;
 
+use aeterna::extension::host::{self, LogLevel};
 use aeterna::extension::state::{self, StateError};
 use aeterna::extension::types::{Hook, ToolConfig};
-use aeterna::extension::host::{self, LogLevel};
 
 struct Hostile;
 
 fn mode() -> String {
-    host::config().into_iter().find(|(k, _)| k == "mode").map(|(_, v)| v).unwrap_or_default()
+    host::config()
+        .into_iter()
+        .find(|(k, _)| k == "mode")
+        .map(|(_, v)| v)
+        .unwrap_or_default()
 }
 
 #[inline(never)]
@@ -45,9 +49,10 @@ fn recurse(depth: u64, trail: &mut [u64; 16]) -> u64 {
 fn state_abuse() -> String {
     let mut report = Vec::new();
     match state::set("too-big", &vec![0u8; 2 * 1024 * 1024]) {
-        Err(StateError::QuotaExceeded(usage)) => {
-            report.push(format!("oversized=quota-exceeded({}/{})", usage.used_bytes, usage.quota_bytes))
-        }
+        Err(StateError::QuotaExceeded(usage)) => report.push(format!(
+            "oversized=quota-exceeded({}/{})",
+            usage.used_bytes, usage.quota_bytes
+        )),
         Err(StateError::InvalidKey(why)) => report.push(format!("oversized=invalid-key({why})")),
         Ok(()) => report.push("oversized=accepted".into()),
     }
@@ -68,8 +73,14 @@ fn state_abuse() -> String {
     let usage = state::usage();
     let first_survivor = (0..20).find(|i| state::get(&format!("chunk-{i:02}")).is_some());
     report.push(format!("set-failures={failures}"));
-    report.push(format!("used={} quota={} keys={}", usage.used_bytes, usage.quota_bytes, usage.keys));
-    report.push(format!("oldest-chunk={}", first_survivor.map_or(-1, |i| i as i64)));
+    report.push(format!(
+        "used={} quota={} keys={}",
+        usage.used_bytes, usage.quota_bytes, usage.keys
+    ));
+    report.push(format!(
+        "oldest-chunk={}",
+        first_survivor.map_or(-1, |i| i as i64)
+    ));
     report.join(" ")
 }
 
@@ -111,7 +122,10 @@ fn act(text: String) -> Result<String, ExtError> {
             Ok(state_abuse())
         }
         "panic" => panic!("hostile extension panics on purpose"),
-        "ext-error" => Err(ExtError { code: "hostile".into(), message: "refusing on purpose".into() }),
+        "ext-error" => Err(ExtError {
+            code: "hostile".into(),
+            message: "refusing on purpose".into(),
+        }),
         _ => Ok(text),
     }
 }
@@ -128,7 +142,11 @@ impl Guest for Hostile {
             hooks: vec![Hook::PlainText, Hook::LlmOutput],
             tags: vec![],
             prompt_additions: vec![],
-            tool_config: ToolConfig { add: vec![], remove: vec![], override_: vec![] },
+            tool_config: ToolConfig {
+                add: vec![],
+                remove: vec![],
+                override_: vec![],
+            },
         }
     }
 
@@ -140,7 +158,11 @@ impl Guest for Hostile {
         act(text)
     }
 
-    fn on_tag(_tag: String, _attributes: Vec<Attribute>, content: String) -> Result<String, ExtError> {
+    fn on_tag(
+        _tag: String,
+        _attributes: Vec<Attribute>,
+        content: String,
+    ) -> Result<String, ExtError> {
         Ok(content)
     }
 

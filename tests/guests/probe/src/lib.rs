@@ -23,7 +23,12 @@ fn config(key: &str) -> Option<String> {
     thread_local! {
         static CONFIG: Vec<(String, String)> = host::config();
     }
-    CONFIG.with(|config| config.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()))
+    CONFIG.with(|config| {
+        config
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+    })
 }
 
 fn mark() -> String {
@@ -31,7 +36,13 @@ fn mark() -> String {
 }
 
 fn list(key: &str) -> Option<Vec<String>> {
-    config(key).map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
+    config(key).map(|v| {
+        v.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()
+    })
 }
 
 /// Increments and returns the `calls` counter.
@@ -50,7 +61,10 @@ fn check(input: &str) -> Result<(), ExtError> {
         panic!("the probe was asked to trap");
     }
     if input.contains("FAIL") {
-        return Err(ExtError { code: "probe-failure".into(), message: "the probe was asked to fail".into() });
+        return Err(ExtError {
+            code: "probe-failure".into(),
+            message: "the probe was asked to fail".into(),
+        });
     }
     Ok(())
 }
@@ -74,7 +88,12 @@ impl Guest for Probe {
                     _ => None,
                 })
                 .collect(),
-            None => vec![Hook::InputMessages, Hook::PlainText, Hook::Tag, Hook::LlmOutput],
+            None => vec![
+                Hook::InputMessages,
+                Hook::PlainText,
+                Hook::Tag,
+                Hook::LlmOutput,
+            ],
         };
         let tags = list("reg-tags").unwrap_or_else(|| vec!["probe".into()]);
         let add = config("reg-schema")
@@ -89,11 +108,17 @@ impl Guest for Probe {
         Registration {
             id: config("reg-id").unwrap_or_else(|| "probe".into()),
             version: "1.2.3".into(),
-            priority: config("reg-priority").and_then(|p| p.parse().ok()).unwrap_or(0),
+            priority: config("reg-priority")
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(0),
             hooks,
             tags,
             prompt_additions: config("reg-prompt").into_iter().collect(),
-            tool_config: ToolConfig { add, remove: vec!["removed-tool".into()], override_: vec![] },
+            tool_config: ToolConfig {
+                add,
+                remove: vec!["removed-tool".into()],
+                override_: vec![],
+            },
         }
     }
 
@@ -123,10 +148,17 @@ impl Guest for Probe {
         text_callback(text)
     }
 
-    fn on_tag(tag: String, attributes: Vec<Attribute>, content: String) -> Result<String, ExtError> {
+    fn on_tag(
+        tag: String,
+        attributes: Vec<Attribute>,
+        content: String,
+    ) -> Result<String, ExtError> {
         let calls = count_call();
         check(&content)?;
-        let attributes: String = attributes.iter().map(|a| format!(" {}={}", a.name, a.value)).collect();
+        let attributes: String = attributes
+            .iter()
+            .map(|a| format!(" {}={}", a.name, a.value))
+            .collect();
         Ok(format!("({}:{calls} {tag}{attributes}|{content})", mark()))
     }
 
