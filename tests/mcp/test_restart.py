@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 
 import httpx
 import pytest
@@ -46,6 +47,62 @@ async def test_data_and_vectors_survive_a_restart(serve, tmp_path):
         assert found["hits"] and found["hits"][0]["record"]["id"] == ids[0]
         found = await call_ok(client, "memory_search", {"query": "liveness probe endpoint"})
         assert found["hits"][0]["record"]["id"] == ids[2]
+    assert second.terminate() == 0
+
+
+async def test_writes_in_flight_at_sigterm_are_acknowledged_and_kept(serve, tmp_path):
+    """Clients keep writing while the server gets SIGTERM: each write is either acknowledged and
+    then found after a restart, or refused at the connection; none is acknowledged and lost."""
+    data = tmp_path / "data"
+    first = serve(data_dir=data)
+    acknowledged: list[str] = []
+    server_errors: list[str] = []
+    lock = threading.Lock()
+    enough = threading.Event()
+
+    def writer(worker: int) -> None:
+        with httpx.Client(base_url=first.base, timeout=30) as http:
+            for n in range(10_000):
+                body = {"content": f"writer {worker} note {n}: flaky test in the payments suite", "user_id": "ann", "session_id": "s1"}
+                try:
+                    response = http.post("/v1/ingest-context", json=body)
+                except httpx.TransportError:
+                    return  # the server stopped accepting: refused, not acknowledged
+                with lock:
+                    if response.status_code == 202:
+                        acknowledged.append(response.json()["id"])
+                        if len(acknowledged) >= 150:
+                            enough.set()
+                    else:
+                        server_errors.append(f"{response.status_code} {response.text}")
+                        return
+
+    writers = [threading.Thread(target=writer, args=(w,)) for w in range(6)]
+    for thread in writers:
+        thread.start()
+    assert enough.wait(timeout=60), "the writers got going"
+    assert first.terminate() == 0, first.stderr
+    for thread in writers:
+        thread.join(timeout=30)
+    assert not any(thread.is_alive() for thread in writers), "every writer saw the server stop"
+    # During shutdown a request may also be answered 503 by the draining server; nothing else.
+    assert all(error.startswith("503") for error in server_errors), server_errors
+
+    second = serve(data_dir=data)
+    found: set[str] = set()
+    async with http_client(second) as client:
+        cursor = None
+        while True:
+            args = {"metadata_only": True, "limit": 100, "user_id": "ann", "session_id": "s1"}
+            if cursor:
+                args["cursor"] = cursor
+            page = await call_ok(client, "memory_list", args)
+            found.update(item["id"] for item in page["items"])
+            cursor = page.get("next_cursor")
+            if not cursor:
+                break
+    missing = set(acknowledged) - found
+    assert not missing, f"{len(missing)} of {len(acknowledged)} acknowledged writes were lost"
     assert second.terminate() == 0
 
 
