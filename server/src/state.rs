@@ -13,6 +13,9 @@ use crate::auth::Authenticator;
 use crate::config::Config;
 use crate::metrics::Metrics;
 
+/// Where trajectory events go when the store is down at shutdown (in the data dir).
+const TRAJECTORY_SPILL_FILE: &str = "trajectory-spill.jsonl";
+
 /// The services behind the MCP tools and the REST API. Cheap to clone.
 #[derive(Clone)]
 pub struct AppState {
@@ -27,8 +30,13 @@ pub struct AppState {
 
 impl AppState {
     /// Opens the embedded stores in the configured data directory.
-    pub async fn open(config: Config) -> anyhow::Result<Self> {
+    pub async fn open(mut config: Config) -> anyhow::Result<Self> {
         let data_dir = config.data_dir()?;
+        config
+            .notes
+            .queue
+            .spill_file
+            .get_or_insert_with(|| data_dir.join(TRAJECTORY_SPILL_FILE));
         std::fs::create_dir_all(&data_dir)
             .with_context(|| format!("cannot create the data directory {}", data_dir.display()))?;
         let embedder = crate::embedder::build(&config.embedder)?;

@@ -2,6 +2,7 @@
 //! design's.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -137,6 +138,10 @@ pub struct QueueConfig {
     pub retry_max_ms: u64,
     /// How long shutdown waits for the queue to reach storage, in milliseconds (10 000).
     pub drain_timeout_ms: u64,
+    /// Where events still unstored at the end of the drain are written, to be stored at the
+    /// next start (see `spill.rs`). Unset: they are counted as lost. The server uses
+    /// `<data dir>/trajectory-spill.jsonl` unless this is set.
+    pub spill_file: Option<PathBuf>,
 }
 
 impl Default for QueueConfig {
@@ -149,6 +154,7 @@ impl Default for QueueConfig {
             retry_initial_ms: 100,
             retry_max_ms: 10_000,
             drain_timeout_ms: 10_000,
+            spill_file: None,
         }
     }
 }

@@ -26,6 +26,7 @@ pub mod note;
 pub mod queue;
 mod redaction;
 mod service;
+mod spill;
 pub mod store;
 mod writer;
 

@@ -3,7 +3,7 @@
 //!
 //! Under the registry's prefix (`aeterna_notes_…`): `events_accepted_total`,
 //! `events_filtered_total`, `events_dropped_total` (queue full), `events_written_total`,
-//! `batches_written_total`, `write_failures_total`, `events_lost_total`,
+//! `batches_written_total`, `write_failures_total`, `events_lost_total`, `events_spilled_total`,
 //! `secrets_redacted_total`, `notes_created_total`, `notes_deduplicated_total`,
 //! `events_distilled_total`, `distill_failures_total`; gauges `queue_depth`,
 //! `queue_capacity`, `events_pending` and `store_failing` (1 while writes fail).
@@ -34,7 +34,7 @@ impl Collector for NotesCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let snapshot = self.0.snapshot();
         let (capture, distill) = (&snapshot.capture, &snapshot.distill);
-        let counters: [(&str, &str, u64); 12] = [
+        let counters: [(&str, &str, u64); 13] = [
             (
                 "events_accepted",
                 "Trajectory events accepted into the capture queue",
@@ -61,6 +61,11 @@ impl Collector for NotesCollector {
                 "events_lost",
                 "Accepted events not stored because the store failed past the shutdown drain",
                 capture.lost,
+            ),
+            (
+                "events_spilled",
+                "Accepted events written to the spill file at shutdown, stored at the next start",
+                capture.spilled,
             ),
             (
                 "secrets_redacted",

@@ -3,8 +3,11 @@
 //!
 //! Enqueueing never waits: when the queue is full the event is refused and counted as dropped.
 //! An event the queue accepted ("acknowledged") is written by the writer, retried with backoff
-//! while the store fails, and drained on [`CaptureQueue::shutdown`].
+//! while the store fails, and drained on [`CaptureQueue::shutdown`]. If the store still fails
+//! when the drain times out, the events go to the spill file (when one is configured) and are
+//! stored at the next start; see `spill.rs`.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -16,6 +19,7 @@ use tokio::task::JoinHandle;
 
 use crate::config::QueueConfig;
 use crate::event::CapturedEvent;
+use crate::spill;
 use crate::writer::Writer;
 
 /// Where the writer stores batches. Implementations write a batch atomically (all rows or
@@ -66,6 +70,7 @@ pub struct CaptureStats {
     pub(crate) batches: AtomicU64,
     pub(crate) write_failures: AtomicU64,
     pub(crate) lost: AtomicU64,
+    pub(crate) spilled: AtomicU64,
     pub(crate) redactions: AtomicU64,
     pub(crate) store_failing: AtomicBool,
     pub(crate) last_error: Mutex<Option<String>>,
@@ -100,6 +105,9 @@ pub struct CaptureSnapshot {
     pub write_failures: u64,
     /// Accepted events that could not be stored before shutdown gave up on a failing store.
     pub lost: u64,
+    /// Accepted events written to the spill file when shutdown gave up on a failing store;
+    /// they are stored at the next start.
+    pub spilled: u64,
     /// Secrets replaced before storage.
     pub redactions: u64,
     /// Accepted but not yet stored.
@@ -117,7 +125,9 @@ pub struct CaptureSnapshot {
 pub struct DrainReport {
     /// Events stored during the drain.
     pub drained: u64,
-    /// Events that could not be stored (the store kept failing past the drain timeout).
+    /// Events the store did not take before the drain timed out, kept in the spill file.
+    pub spilled: u64,
+    /// Events that could not be stored nor spilled.
     pub lost: u64,
 }
 
@@ -139,14 +149,62 @@ impl CaptureQueue {
         let signals = Arc::new(Signals::default());
         let writer = Writer::new(config, rx, sink, redact, stats.clone(), signals.clone());
         let handle = tokio::spawn(writer.run());
-        CaptureQueue {
+        let queue = CaptureQueue {
             tx,
             stats,
             signals,
             closing: AtomicBool::new(false),
             drain_timeout: Duration::from_millis(config.drain_timeout_ms),
             writer: Mutex::new(Some(handle)),
+        };
+        if let Some(path) = &config.spill_file {
+            queue.replay_spilled(path);
         }
+        queue
+    }
+
+    /// Stores what an earlier run spilled: the events go through the queue like new ones,
+    /// waiting for room rather than being dropped, and the claimed file is removed once they
+    /// are stored. If this run stops first, the file stays for the next start.
+    fn replay_spilled(&self, path: &Path) {
+        let mut claimed = match spill::claim(path) {
+            Ok(Some(claimed)) => claimed,
+            Ok(None) => return,
+            Err(error) => {
+                tracing::error!(
+                    file = %path.display(),
+                    %error,
+                    "cannot read the trajectory spill file; its events stay there for the next start"
+                );
+                return;
+            }
+        };
+        let tx = self.tx.clone();
+        let stats = self.stats.clone();
+        tokio::spawn(async move {
+            let events = std::mem::take(&mut claimed.events);
+            let count = events.len();
+            for event in events {
+                if tx.send(Message::Event(event)).await.is_err() {
+                    return;
+                }
+                CaptureStats::add(&stats.accepted, 1);
+            }
+            if flush_through(&tx).await.is_err() {
+                return;
+            }
+            match claimed.done() {
+                Ok(()) => tracing::info!(
+                    events = count,
+                    "stored the trajectory events spilled at the last shutdown"
+                ),
+                Err(error) => tracing::warn!(
+                    %error,
+                    "the spilled trajectory events are stored, but the spill file cannot be \
+                     removed; they will be replayed (harmlessly) at the next start"
+                ),
+            }
+        });
     }
 
     /// Hands `event` to the writer without waiting. On refusal the event is returned to no one:
@@ -171,12 +229,7 @@ impl CaptureQueue {
     /// Waits until every event accepted before this call is stored. Waits for as long as the
     /// store keeps failing: bound it with a timeout.
     pub async fn flush(&self) -> Result<(), Refusal> {
-        let (done, stored) = oneshot::channel();
-        self.tx
-            .send(Message::Flush(done))
-            .await
-            .map_err(|_| Refusal::Closed)?;
-        stored.await.map_err(|_| Refusal::Closed)
+        flush_through(&self.tx).await
     }
 
     /// Stops accepting events and waits until the queued ones are stored. If the store still
@@ -185,6 +238,7 @@ impl CaptureQueue {
     pub async fn shutdown(&self) -> DrainReport {
         let written_before = self.stats.written.load(Ordering::Relaxed);
         let lost_before = self.stats.lost.load(Ordering::Relaxed);
+        let spilled_before = self.stats.spilled.load(Ordering::Relaxed);
         self.closing.store(true, Ordering::Release);
         self.signals.shutdown.notify_one();
         let handle = self.writer.lock().take();
@@ -204,6 +258,7 @@ impl CaptureQueue {
         }
         DrainReport {
             drained: self.stats.written.load(Ordering::Relaxed) - written_before,
+            spilled: self.stats.spilled.load(Ordering::Relaxed) - spilled_before,
             lost: self.stats.lost.load(Ordering::Relaxed) - lost_before,
         }
     }
@@ -216,7 +271,8 @@ impl CaptureQueue {
     pub fn snapshot(&self) -> CaptureSnapshot {
         let s = &self.stats;
         let load = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
-        let (accepted, written, lost) = (load(&s.accepted), load(&s.written), load(&s.lost));
+        let (accepted, written) = (load(&s.accepted), load(&s.written));
+        let (lost, spilled) = (load(&s.lost), load(&s.spilled));
         let capacity = self.tx.max_capacity() as u64;
         CaptureSnapshot {
             accepted,
@@ -226,14 +282,24 @@ impl CaptureQueue {
             batches: load(&s.batches),
             write_failures: load(&s.write_failures),
             lost,
+            spilled,
             redactions: load(&s.redactions),
-            pending: accepted.saturating_sub(written + lost),
+            pending: accepted.saturating_sub(written + lost + spilled),
             depth: capacity - self.tx.capacity() as u64,
             capacity,
             store_failing: s.store_failing.load(Ordering::Relaxed),
             last_error: s.last_error.lock().clone(),
         }
     }
+}
+
+/// Waits until every event sent through `tx` before the flush request is stored.
+async fn flush_through(tx: &mpsc::Sender<Message>) -> Result<(), Refusal> {
+    let (done, stored) = oneshot::channel();
+    tx.send(Message::Flush(done))
+        .await
+        .map_err(|_| Refusal::Closed)?;
+    stored.await.map_err(|_| Refusal::Closed)
 }
 
 #[cfg(test)]

@@ -286,6 +286,7 @@ async fn shutdown_drains_everything_acknowledged() {
         report,
         DrainReport {
             drained: 37,
+            spilled: 0,
             lost: 0
         }
     );
@@ -299,6 +300,7 @@ async fn shutdown_drains_everything_acknowledged() {
         queue.shutdown().await,
         DrainReport {
             drained: 0,
+            spilled: 0,
             lost: 0
         }
     );
@@ -316,6 +318,7 @@ async fn shutdown_retries_a_failing_store_until_it_recovers() {
         report,
         DrainReport {
             drained: 4,
+            spilled: 0,
             lost: 0
         }
     );
@@ -340,12 +343,76 @@ async fn shutdown_gives_up_on_a_dead_store_after_the_timeout_and_counts_the_loss
         report,
         DrainReport {
             drained: 0,
+            spilled: 0,
             lost: 25
         }
     );
     assert!(Instant::now() - start >= Duration::from_millis(2_000));
     let snapshot = queue.snapshot();
     assert_eq!((snapshot.lost, snapshot.pending), (25, 0));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dead_store_at_shutdown_spills_redacted_events_that_the_next_start_stores() {
+    let dir = tempfile::tempdir().unwrap();
+    let spill_file = dir.path().join("spill.jsonl");
+    let config = QueueConfig {
+        drain_timeout_ms: 2_000,
+        spill_file: Some(spill_file.clone()),
+        ..config()
+    };
+    let redact: RedactFn = Arc::new(|event: &mut CapturedEvent| {
+        let secret = event.output.contains("hunter2");
+        event.output = event.output.replace("hunter2", "[redacted]");
+        usize::from(secret)
+    });
+    let dead = Arc::new(RecordingSink::failing(usize::MAX));
+    let queue = CaptureQueue::start(&config, dead, redact.clone());
+    let mut ids = Vec::new();
+    for n in 0..25 {
+        let mut event = event(n);
+        event.output = "password=hunter2".into();
+        ids.push(event.id);
+        queue.try_enqueue(event).unwrap();
+    }
+    settle().await;
+    // One batch of 10 is being retried; 15 events are still queued, not yet redacted.
+    let report = queue.shutdown().await;
+    assert_eq!(
+        report,
+        DrainReport {
+            drained: 0,
+            spilled: 25,
+            lost: 0
+        }
+    );
+    assert_eq!(queue.snapshot().pending, 0);
+    let spilled = std::fs::read_to_string(&spill_file).unwrap();
+    assert_eq!(spilled.lines().count(), 25);
+    assert!(
+        !spilled.contains("hunter2"),
+        "nothing unredacted reaches the disk"
+    );
+
+    // The next start stores them all, then forgets the file.
+    let sink = Arc::new(RecordingSink::default());
+    let queue = start(&config, &sink);
+    for _ in 0..50 {
+        if sink.ids().len() == ids.len() && !dir.path().join("spill.jsonl.replaying").exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut stored = sink.ids();
+    stored.sort();
+    ids.sort();
+    assert_eq!(stored, ids);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "the spill is gone"
+    );
+    assert_eq!(queue.snapshot().pending, 0);
 }
 
 #[tokio::test(start_paused = true)]

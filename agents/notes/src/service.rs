@@ -379,6 +379,12 @@ impl NotesService {
                 lost = report.lost,
                 "trajectory events were lost at shutdown"
             );
+        } else if report.spilled > 0 {
+            tracing::warn!(
+                drained = report.drained,
+                spilled = report.spilled,
+                "trajectory queue drained to the spill file; stored at the next start"
+            );
         } else {
             tracing::info!(drained = report.drained, "trajectory queue drained");
         }

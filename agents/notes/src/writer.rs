@@ -4,7 +4,11 @@
 //! A batch is written when `batch_size` events wait, or when the oldest waiting event has
 //! waited `flush_interval_ms`, whichever comes first. When a backlog has built up, up to
 //! `max_batch` waiting events go into one write so the writer catches up.
+//!
+//! When shutdown gives up on a failing store, what is left goes to the spill file (redacted
+//! first, like everything that reaches a disk) or, without one, is counted as lost.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -15,6 +19,7 @@ use tokio::time::Instant;
 use crate::config::QueueConfig;
 use crate::event::CapturedEvent;
 use crate::queue::{CaptureStats, Message, RedactFn, Signals, TrajectorySink};
+use crate::spill;
 
 pub(crate) struct Writer {
     rx: mpsc::Receiver<Message>,
@@ -27,6 +32,7 @@ pub(crate) struct Writer {
     flush_interval: Duration,
     retry_initial: Duration,
     retry_max: Duration,
+    spill_file: Option<PathBuf>,
     /// Events waiting for the next write.
     events: Vec<CapturedEvent>,
     /// Flush requests answered after the next write.
@@ -56,6 +62,7 @@ impl Writer {
             flush_interval: Duration::from_millis(config.flush_interval_ms),
             retry_initial: Duration::from_millis(config.retry_initial_ms),
             retry_max: Duration::from_millis(config.retry_max_ms),
+            spill_file: config.spill_file.clone(),
             events: Vec::with_capacity(config.max_batch),
             waiters: Vec::new(),
             inbox: Vec::with_capacity(config.max_batch),
@@ -215,19 +222,48 @@ impl Writer {
         self.stats.store_failing.store(false, Ordering::Relaxed);
     }
 
-    /// Shutdown gave up on a failing store: count this batch and everything still queued.
+    /// Shutdown gave up on a failing store: spill this batch and everything still queued, or
+    /// count them as lost when there is no spill file or it cannot be written.
     fn give_up(&mut self) {
         self.close();
-        let mut lost = self.events.len();
+        let mut unstored = std::mem::take(&mut self.events); // already redacted
+        let mut queued = Vec::new();
         while let Ok(message) = self.rx.try_recv() {
-            if let Message::Event(_) = message {
-                lost += 1;
+            if let Message::Event(event) = message {
+                queued.push(event);
             }
         }
-        CaptureStats::add(&self.stats.lost, lost);
+        let redacted: usize = queued.iter_mut().map(|event| (self.redact)(event)).sum();
+        CaptureStats::add(&self.stats.redactions, redacted);
+        unstored.append(&mut queued);
+        if unstored.is_empty() {
+            return;
+        }
+        let last_error = self.stats.last_error.lock().clone().unwrap_or_default();
+        if let Some(file) = &self.spill_file {
+            match spill::append(file, &unstored) {
+                Ok(()) => {
+                    CaptureStats::add(&self.stats.spilled, unstored.len());
+                    tracing::warn!(
+                        events = unstored.len(),
+                        file = %file.display(),
+                        last_error,
+                        "the trajectory store kept failing until the shutdown drain timed out; \
+                         the events are in the spill file and will be stored at the next start"
+                    );
+                    return;
+                }
+                Err(error) => tracing::error!(
+                    file = %file.display(),
+                    %error,
+                    "cannot write the trajectory spill file"
+                ),
+            }
+        }
+        CaptureStats::add(&self.stats.lost, unstored.len());
         tracing::error!(
-            lost,
-            last_error = self.stats.last_error.lock().as_deref().unwrap_or_default(),
+            lost = unstored.len(),
+            last_error,
             "trajectory events lost: the store kept failing until the shutdown drain timed out"
         );
     }
