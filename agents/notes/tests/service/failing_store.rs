@@ -1,5 +1,6 @@
 //! A database that refuses writes: batches are kept and retried, the failure is visible in
-//! the counters, and nothing is lost once the database recovers.
+//! the counters, and nothing is lost once the database recovers — nor when it is still down at
+//! shutdown (the events are spilled to a file and stored at the next start).
 
 use aeterna_memory::MemoryConfig;
 use serde_json::json;
@@ -81,5 +82,60 @@ async fn writes_are_retried_until_the_database_accepts_them() {
     .await;
     assert!(!agent.notes.snapshot().capture.store_failing);
     assert_eq!(count_events(&inspect(dir.path()).await, "acme").await, 20);
+    agent.close().await;
+}
+
+#[tokio::test]
+async fn a_database_still_locked_at_shutdown_spills_and_the_next_start_stores_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let spill_file = dir.path().join("trajectory-spill.jsonl");
+    let mut memory = MemoryConfig::default();
+    memory.sqlite.busy_timeout_ms = 50;
+    let mut config = manual();
+    config.queue.retry_initial_ms = 20;
+    config.queue.retry_max_ms = 100;
+    config.queue.drain_timeout_ms = 300;
+    config.queue.spill_file = Some(spill_file.clone());
+    let agent = Agent::open_with(dir.path(), config.clone(), memory.clone()).await;
+
+    let mut blocker = lock_writes(dir.path()).await;
+    let events = (0..20)
+        .map(|n| event("bash", "", json!(n), "", true))
+        .collect();
+    let accepted = agent.notes.capture(for_whom(&alice(), events)).unwrap();
+    assert_eq!(accepted.accepted, 20);
+    let report = agent.notes.shutdown().await;
+    assert_eq!((report.drained, report.spilled, report.lost), (0, 20, 0));
+    assert_eq!(agent.notes.snapshot().capture.spilled, 20);
+    assert_eq!(
+        std::fs::read_to_string(&spill_file)
+            .unwrap()
+            .lines()
+            .count(),
+        20
+    );
+    sqlx::raw_sql("ROLLBACK")
+        .execute(&mut blocker)
+        .await
+        .unwrap();
+    drop(blocker);
+    agent.close().await;
+
+    let agent = Agent::open_with(dir.path(), config, memory).await;
+    eventually("the spilled events stored", || async {
+        agent.notes.snapshot().capture.written == 20
+    })
+    .await;
+    assert_eq!(count_events(&inspect(dir.path()).await, "acme").await, 20);
+    eventually("the spill file removed", || async {
+        std::fs::read_dir(dir.path()).unwrap().all(|entry| {
+            !entry
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .contains("spill")
+        })
+    })
+    .await;
     agent.close().await;
 }
