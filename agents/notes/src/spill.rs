@@ -9,7 +9,7 @@
 //! both files is stored once.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use crate::event::CapturedEvent;
@@ -19,14 +19,33 @@ pub(crate) fn append(path: &Path, events: &[CapturedEvent]) -> io::Result<()> {
     if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
         fs::create_dir_all(dir)?;
     }
-    let mut file = OpenOptions::new().create(true).append(true).open(path)?;
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .read(true)
+        .open(path)?;
     let mut lines = Vec::new();
+    if ends_mid_line(&file)? {
+        lines.push(b'\n'); // a line torn by a crash stays alone on its line, and is skipped
+    }
     for event in events {
         serde_json::to_writer(&mut lines, event)?;
         lines.push(b'\n');
     }
     file.write_all(&lines)?;
     file.sync_all()
+}
+
+/// Whether the file's last line is unterminated. (Writes in append mode go to the end
+/// whatever this seek does.)
+fn ends_mid_line(mut file: &File) -> io::Result<bool> {
+    if file.metadata()?.len() == 0 {
+        return Ok(false);
+    }
+    let mut last = [0u8];
+    file.seek(SeekFrom::End(-1))?;
+    file.read_exact(&mut last)?;
+    Ok(last[0] != b'\n')
 }
 
 /// Events spilled by earlier runs, claimed for replay; `done` removes them for good.
@@ -126,14 +145,16 @@ mod tests {
     }
 
     #[test]
-    fn a_torn_line_is_skipped_and_the_rest_kept() {
+    fn a_torn_line_is_skipped_and_what_came_before_and_after_is_kept() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("spill.jsonl");
         let whole = event("whole");
         append(&path, std::slice::from_ref(&whole)).unwrap();
         let mut file = OpenOptions::new().append(true).open(&path).unwrap();
         file.write_all(b"{\"id\":\"01").unwrap(); // a crash mid-write
+        let later = event("later");
+        append(&path, std::slice::from_ref(&later)).unwrap();
         let claimed = claim(&path).unwrap().unwrap();
-        assert_eq!(claimed.events, vec![whole]);
+        assert_eq!(claimed.events, vec![whole, later]);
     }
 }
