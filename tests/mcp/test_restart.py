@@ -63,7 +63,11 @@ async def test_writes_in_flight_at_sigterm_are_acknowledged_and_kept(serve, tmp_
     def writer(worker: int) -> None:
         with httpx.Client(base_url=first.base, timeout=30) as http:
             for n in range(10_000):
-                body = {"content": f"writer {worker} note {n}: flaky test in the payments suite", "user_id": "ann", "session_id": "s1"}
+                body = {
+                    "content": f"writer {worker} note {n}: flaky test in the payments suite",
+                    "user_id": "ann",
+                    "session_id": "s1",
+                }
                 try:
                     response = http.post("/v1/ingest-context", json=body)
                 except httpx.TransportError:
