@@ -9,7 +9,7 @@
 //! both files is stored once.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use crate::event::CapturedEvent;
@@ -67,8 +67,16 @@ pub(crate) fn claim(path: &Path) -> io::Result<Option<Claimed>> {
     let replaying = replaying_path(path);
     if path.exists() {
         if replaying.exists() {
-            let mut earlier = OpenOptions::new().append(true).open(&replaying)?;
-            earlier.write_all(&fs::read(path)?)?;
+            let mut earlier = OpenOptions::new()
+                .append(true)
+                .read(true)
+                .open(&replaying)?;
+            let mut bytes = Vec::new();
+            if ends_mid_line(&earlier)? {
+                bytes.push(b'\n');
+            }
+            bytes.extend(fs::read(path)?);
+            earlier.write_all(&bytes)?;
             earlier.sync_all()?;
             fs::remove_file(path)?;
         } else {
@@ -78,12 +86,12 @@ pub(crate) fn claim(path: &Path) -> io::Result<Option<Claimed>> {
         return Ok(None);
     }
     let mut events = Vec::new();
-    for (number, line) in BufReader::new(File::open(&replaying)?).lines().enumerate() {
-        let line = line?;
-        if line.trim().is_empty() {
+    // Bytes, not text: a torn line may end inside a UTF-8 character.
+    for (number, line) in fs::read(&replaying)?.split(|&b| b == b'\n').enumerate() {
+        if line.trim_ascii().is_empty() {
             continue;
         }
-        match serde_json::from_str(&line) {
+        match serde_json::from_slice(line) {
             Ok(event) => events.push(event),
             Err(error) => tracing::warn!(
                 file = %replaying.display(),
@@ -151,7 +159,7 @@ mod tests {
         let whole = event("whole");
         append(&path, std::slice::from_ref(&whole)).unwrap();
         let mut file = OpenOptions::new().append(true).open(&path).unwrap();
-        file.write_all(b"{\"id\":\"01").unwrap(); // a crash mid-write
+        file.write_all(b"{\"tool_name\":\"caf\xc3").unwrap(); // a crash mid-write, mid-character
         let later = event("later");
         append(&path, std::slice::from_ref(&later)).unwrap();
         let claimed = claim(&path).unwrap().unwrap();
