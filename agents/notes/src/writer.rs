@@ -153,12 +153,7 @@ impl Writer {
     async fn write_pending(&mut self) {
         let mut stored = true;
         if !self.events.is_empty() {
-            let redacted: usize = self
-                .events
-                .iter_mut()
-                .map(|event| (self.redact)(event))
-                .sum();
-            CaptureStats::add(&self.stats.redactions, redacted);
+            redact_all(&self.redact, &self.stats, &mut self.events);
             stored = self.store_with_retry().await;
             self.events.clear();
         }
@@ -233,8 +228,7 @@ impl Writer {
                 queued.push(event);
             }
         }
-        let redacted: usize = queued.iter_mut().map(|event| (self.redact)(event)).sum();
-        CaptureStats::add(&self.stats.redactions, redacted);
+        redact_all(&self.redact, &self.stats, &mut queued);
         unstored.append(&mut queued);
         if unstored.is_empty() {
             return;
@@ -267,4 +261,10 @@ impl Writer {
             "trajectory events lost: the store kept failing until the shutdown drain timed out"
         );
     }
+}
+
+/// Rewrites the secrets in `events` (before anything reaches a disk) and counts them.
+fn redact_all(redact: &RedactFn, stats: &CaptureStats, events: &mut [CapturedEvent]) {
+    let redacted: usize = events.iter_mut().map(|event| redact(event)).sum();
+    CaptureStats::add(&stats.redactions, redacted);
 }
