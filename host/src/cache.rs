@@ -62,39 +62,49 @@ impl ComponentCache {
         }
     }
 
-    /// The component for `wasm`, from the cache when possible. Blocking (file I/O, compilation).
-    pub(crate) fn component(&self, engine: &Engine, wasm: &[u8]) -> Result<Component, LoadError> {
-        let Some(dir) = &self.dir else {
-            return self.compile(engine, wasm);
-        };
-        let entry = dir.join(format!(
-            "{}-{}.cwasm",
-            hex::encode(Sha256::digest(wasm)),
-            self.engine_hash
-        ));
-        if entry.exists() {
-            // SAFETY: the cache directory belongs to the operator and is written only by this
-            // module, with wasmtime's own serialization of a component compiled from exactly
-            // these bytes (the name is their hash) by a compatible engine (the name holds the
-            // compatibility hash). Deserialization still validates the artifact's header and
-            // layout and fails, rather than loading, if the file is not such an artifact.
-            match unsafe { Component::deserialize_file(engine, &entry) } {
-                Ok(component) => {
-                    self.hits.fetch_add(1, Ordering::Relaxed);
-                    return Ok(component);
-                }
-                Err(error) => {
-                    self.rejected_entries.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(
-                        entry = %entry.display(),
-                        error = %format!("{error:#}"),
-                        "unusable compile cache entry; recompiling"
-                    );
-                }
+    /// The cached component for the bytes whose SHA-256 is `digest`, if there is a usable
+    /// entry. Blocking (file I/O); cheap next to compiling.
+    pub(crate) fn cached(&self, engine: &Engine, digest: &[u8; 32]) -> Option<Component> {
+        let entry = self.entry(digest)?;
+        if !entry.exists() {
+            return None;
+        }
+        // SAFETY: the cache directory belongs to the operator and is written only by this
+        // module, with wasmtime's own serialization of a component compiled from exactly the
+        // bytes whose hash names the file, by a compatible engine (the name holds the
+        // compatibility hash). Deserialization still validates the artifact's header and layout
+        // and fails, rather than loading, if the file is not such an artifact.
+        match unsafe { Component::deserialize_file(engine, &entry) } {
+            Ok(component) => {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                Some(component)
+            }
+            Err(error) => {
+                self.rejected_entries.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(
+                    entry = %entry.display(),
+                    error = %format!("{error:#}"),
+                    "unusable compile cache entry; recompiling"
+                );
+                None
             }
         }
-        let component = self.compile(engine, wasm)?;
-        if let Err(error) = write_entry(dir, &entry, &component) {
+    }
+
+    /// Compiles `wasm` (whose SHA-256 is `digest`) and stores the result in the cache. Blocking
+    /// and CPU-heavy: callers run it on a thread of its own.
+    pub(crate) fn compile(
+        &self,
+        engine: &Engine,
+        digest: &[u8; 32],
+        wasm: &[u8],
+    ) -> Result<Component, LoadError> {
+        self.compiles.fetch_add(1, Ordering::Relaxed);
+        let component = Component::new(engine, wasm)
+            .map_err(|error| LoadError::Compile(format!("{error:#}")))?;
+        if let (Some(dir), Some(entry)) = (&self.dir, self.entry(digest))
+            && let Err(error) = write_entry(dir, &entry, &component)
+        {
             self.write_errors.fetch_add(1, Ordering::Relaxed);
             tracing::warn!(
                 entry = %entry.display(),
@@ -105,10 +115,19 @@ impl ComponentCache {
         Ok(component)
     }
 
-    fn compile(&self, engine: &Engine, wasm: &[u8]) -> Result<Component, LoadError> {
-        self.compiles.fetch_add(1, Ordering::Relaxed);
-        Component::new(engine, wasm).map_err(|error| LoadError::Compile(format!("{error:#}")))
+    fn entry(&self, digest: &[u8; 32]) -> Option<PathBuf> {
+        let dir = self.dir.as_ref()?;
+        Some(dir.join(format!(
+            "{}-{}.cwasm",
+            hex::encode(digest),
+            self.engine_hash
+        )))
     }
+}
+
+/// SHA-256 of a component's bytes: its identity for the cache and for reuse across loads.
+pub(crate) fn digest(wasm: &[u8]) -> [u8; 32] {
+    Sha256::digest(wasm).into()
 }
 
 fn write_entry(dir: &Path, entry: &Path, component: &Component) -> std::io::Result<()> {

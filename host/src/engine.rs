@@ -44,9 +44,9 @@ pub(crate) fn build_engine(config: &HostConfig) -> Result<Engine, HostError> {
             } else {
                 Enabled::No
             })
-            // The memory cap of every extension is at most the operator's limit, so no slot
-            // ever needs to be larger.
-            .max_memory_size(config.limits.memory_bytes());
+            // The memory cap of every extension is at most the operator's limit for it, so no
+            // slot ever needs to be larger than the largest of those.
+            .max_memory_size(config.max_memory_bytes());
         wasm.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling));
     }
 

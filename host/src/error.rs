@@ -42,6 +42,18 @@ impl HostError {
 pub enum LoadError {
     #[error("cannot read the file: {0}")]
     Io(#[from] std::io::Error),
+    #[error(
+        "the component is {size} bytes, over the host's limit of {max} bytes \
+         (`max_component_bytes`); build it smaller or ask the operator to raise the limit"
+    )]
+    TooLarge { size: u64, max: u64 },
+    #[error(
+        "compiling the component took longer than the host's budget of {budget_ms} ms \
+         (`compile_timeout_ms`): ask the operator to raise the budget, or load it again later \
+         (the compilation goes on in the background and, with a compile cache, a later load of \
+         the same bytes is quick)"
+    )]
+    CompileTimeout { budget_ms: u64 },
     #[error("not a WebAssembly binary (it does not start with the `\\0asm` magic bytes)")]
     NotWasm,
     #[error(

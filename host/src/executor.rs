@@ -4,7 +4,18 @@
 //! the next. A fault is recorded for the extension; fail-open continues with the previous value,
 //! fail-closed stops the chain with [`HostError::ChainStopped`]. Quarantined extensions are skipped
 //! and reported as such.
+//!
+//! A whole LLM response goes through one priority-ordered pipeline of the extensions handling
+//! `llm-output` or `tag`: an llm-output extension transforms the whole text, and consecutive tag
+//! extensions form one tag stage over the current text. So an extension that must see the
+//! response first (a redactor) runs before every tag handler by having a higher priority.
+//!
+//! Every run has an output budget (`max_run_output_bytes`): what the extensions' results take
+//! while the run holds them. A chain holds one result at a time; a tag stage holds every block's
+//! replacement until they are spliced in. A result that would cross the budget is refused before
+//! it is copied out of the guest (fault `output-limit`).
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,9 +28,10 @@ use crate::host::HostInner;
 use crate::manifest::FailurePolicy;
 use crate::registry::{LoadedExtension, Registry};
 use crate::report::{Fault, FaultKind, Outcome, ReportRow, RunReport};
+use crate::sandbox::{Dropped, OutputCap};
 use crate::state::StateScope;
 use crate::state::overlay::StateOverlay;
-use crate::tags::{find_blocks, replace_blocks};
+use crate::tags::{TagLimits, find_blocks, replace_blocks};
 use crate::types::{CallContext, Hook, Message};
 
 /// One run over one registry snapshot.
@@ -27,6 +39,8 @@ pub(crate) struct Executor<'h> {
     host: &'h HostInner,
     registry: Arc<Registry>,
     call: Arc<CallContext>,
+    /// Tag blocks that may still go to `on-tag` in this run.
+    tag_blocks_left: usize,
     pub(crate) report: RunReport,
 }
 
@@ -36,8 +50,13 @@ impl<'h> Executor<'h> {
             host,
             registry,
             call: Arc::new(call.clone()),
+            tag_blocks_left: host.config().max_tag_blocks,
             report: RunReport::default(),
         }
+    }
+
+    fn max_output(&self) -> usize {
+        self.host.config().max_run_output_bytes
     }
 
     pub(crate) async fn input_messages(
@@ -53,9 +72,13 @@ impl<'h> Executor<'h> {
             .collect();
         let registry = self.registry.clone();
         for ext in registry.handling(Hook::InputMessages) {
-            if let Some(Returned::Messages(messages)) = self
-                .step(ext, Hook::InputMessages, None, Call::InputMessages(&value))
-                .await?
+            let step = Step {
+                hook: Hook::InputMessages,
+                tag: None,
+                max_output_bytes: self.max_output(),
+            };
+            if let Some(Returned::Messages(messages)) =
+                self.step(ext, step, Call::InputMessages(&value)).await?
             {
                 value = messages;
             }
@@ -69,7 +92,7 @@ impl<'h> Executor<'h> {
             .collect())
     }
 
-    /// The plain-text or llm-output chain.
+    /// The plain-text chain, or the llm-output chain alone.
     pub(crate) async fn text(
         &mut self,
         hook: Hook,
@@ -77,67 +100,128 @@ impl<'h> Executor<'h> {
     ) -> Result<String, HostError> {
         let registry = self.registry.clone();
         for ext in registry.handling(hook) {
-            let call = match hook {
-                Hook::LlmOutput => Call::LlmOutput(&value),
-                _ => Call::PlainText(&value),
-            };
-            if let Some(Returned::Text(text)) = self.step(ext, hook, None, call).await? {
-                value = text;
-            }
+            value = self.text_step(ext, hook, value).await?;
         }
         Ok(value)
     }
 
-    /// Replaces every registered tag block with what its handlers return. Handlers of one tag
-    /// name form a chain: each receives the previous handler's output as `content`. A block whose
-    /// handlers all fault (or are quarantined) stays as it was.
+    /// A whole LLM response: the llm-output and tag extensions in one priority-ordered pipeline
+    /// (see the module docs).
+    pub(crate) async fn llm_output(&mut self, mut value: String) -> Result<String, HostError> {
+        let registry = self.registry.clone();
+        let mut stage: Vec<&Arc<LoadedExtension>> = Vec::new();
+        for ext in registry.iter() {
+            if ext.registration.handles(Hook::Tag) {
+                stage.push(ext);
+            }
+            if ext.registration.handles(Hook::LlmOutput) {
+                if !stage.is_empty() {
+                    value = self.tag_stage(&value, &stage).await?;
+                    stage.clear();
+                }
+                value = self.text_step(ext, Hook::LlmOutput, value).await?;
+            }
+        }
+        if !stage.is_empty() {
+            value = self.tag_stage(&value, &stage).await?;
+        }
+        Ok(value)
+    }
+
+    /// Every registered tag block of `text` through its handlers: one tag stage with every tag
+    /// extension.
     pub(crate) async fn tags(&mut self, text: &str) -> Result<String, HostError> {
         let registry = self.registry.clone();
-        let names = registry.tag_names();
-        let mut blocks = find_blocks(text, &names);
-        let max_blocks = self.host.config().max_tag_blocks;
-        if blocks.len() > max_blocks {
+        let handlers: Vec<&Arc<LoadedExtension>> = registry.handling(Hook::Tag).collect();
+        self.tag_stage(text, &handlers).await
+    }
+
+    async fn text_step(
+        &mut self,
+        ext: &Arc<LoadedExtension>,
+        hook: Hook,
+        value: String,
+    ) -> Result<String, HostError> {
+        let call = match hook {
+            Hook::LlmOutput => Call::LlmOutput(&value),
+            _ => Call::PlainText(&value),
+        };
+        let step = Step {
+            hook,
+            tag: None,
+            max_output_bytes: self.max_output(),
+        };
+        Ok(match self.step(ext, step, call).await? {
+            Some(Returned::Text(text)) => text,
+            _ => value,
+        })
+    }
+
+    /// Replaces every block of the `handlers`' tags with what its handlers return. Handlers of
+    /// one tag name form a chain: each receives the previous handler's output as `content`. A
+    /// block whose handlers all fault (or are quarantined) stays as it was.
+    async fn tag_stage(
+        &mut self,
+        text: &str,
+        handlers: &[&Arc<LoadedExtension>],
+    ) -> Result<String, HostError> {
+        let names: HashSet<&str> = handlers
+            .iter()
+            .flat_map(|ext| ext.registration.tags.iter().map(String::as_str))
+            .collect();
+        let limits = TagLimits {
+            max_blocks: self.tag_blocks_left,
+            ..self.host.config().tag_limits()
+        };
+        let found = find_blocks(text, &names, &limits);
+        if found.truncated {
             tracing::warn!(
-                blocks = blocks.len(),
-                max_blocks,
+                blocks = found.blocks.len(),
+                max_blocks = self.host.config().max_tag_blocks,
                 tenant = %self.call.tenant,
                 session = %self.call.session,
-                "too many tag blocks in one text; the rest are left as they are"
+                "too many tags in one text; the rest are left as they are"
             );
-            blocks.truncate(max_blocks);
         }
-        if blocks.is_empty() {
+        self.tag_blocks_left -= found.blocks.len();
+        if found.blocks.is_empty() {
             return Ok(text.to_owned());
         }
-        let mut replacements = Vec::with_capacity(blocks.len());
-        for block in &blocks {
+        // Bytes of replacements the stage holds, against the run's output budget.
+        let mut held = 0usize;
+        let mut replacements = Vec::with_capacity(found.blocks.len());
+        for block in &found.blocks {
             let attributes: Vec<wit_types::Attribute> = block
-                .attributes
-                .iter()
-                .map(|a| wit_types::Attribute {
-                    name: a.name.clone(),
-                    value: a.value.clone(),
+                .attributes()
+                .map(|(name, value)| wit_types::Attribute {
+                    name: name.to_owned(),
+                    value: value.to_owned(),
                 })
                 .collect();
             let mut replacement: Option<String> = None;
-            let handlers = registry
-                .handling(Hook::Tag)
-                .filter(|ext| ext.registration.tags.iter().any(|tag| tag == block.name));
-            for ext in handlers {
+            for ext in handlers
+                .iter()
+                .filter(|ext| ext.registration.tags.iter().any(|tag| tag == block.name))
+            {
+                let current = replacement.as_ref().map_or(0, String::len);
+                let step = Step {
+                    hook: Hook::Tag,
+                    tag: Some(block.name),
+                    max_output_bytes: self.max_output().saturating_sub(held - current),
+                };
                 let call = Call::Tag {
                     tag: block.name,
                     attributes: &attributes,
                     content: replacement.as_deref().unwrap_or(block.content),
                 };
-                if let Some(Returned::Text(text)) =
-                    self.step(ext, Hook::Tag, Some(block.name), call).await?
-                {
+                if let Some(Returned::Text(text)) = self.step(ext, step, call).await? {
+                    held = held - current + text.len();
                     replacement = Some(text);
                 }
             }
             replacements.push(replacement);
         }
-        Ok(replace_blocks(text, &blocks, &replacements))
+        Ok(replace_blocks(text, &found.blocks, &replacements))
     }
 
     /// Runs one extension's callback (unless it is quarantined) and records the row. Returns the
@@ -145,10 +229,14 @@ impl<'h> Executor<'h> {
     async fn step(
         &mut self,
         ext: &Arc<LoadedExtension>,
-        hook: Hook,
-        tag: Option<&str>,
+        step: Step<'_>,
         call: Call<'_>,
     ) -> Result<Option<Returned>, HostError> {
+        let Step {
+            hook,
+            tag,
+            max_output_bytes,
+        } = step;
         let remaining = ext.health.lock().quarantined(Instant::now());
         if let Some(remaining) = remaining {
             let remaining_ms = millis(remaining);
@@ -159,7 +247,7 @@ impl<'h> Executor<'h> {
                 Outcome::Quarantined { remaining_ms },
                 Duration::ZERO,
                 0,
-                0,
+                Dropped::default(),
             );
             // A fail-closed extension must not be bypassed: while it is quarantined, its chains
             // stop instead of running without it.
@@ -185,14 +273,20 @@ impl<'h> Executor<'h> {
             tenant = %self.call.tenant,
             session = %self.call.session,
         );
+        let config = self.host.config();
         let spec = CallbackSpec {
-            pre: &ext.pre,
+            pre: &ext.linked.pre,
             extension: &ext.id,
             limits: ext.limits,
             config: ext.config.clone(),
             call: Some(self.call.clone()),
             state: Some(StateOverlay::new(self.host.state.clone(), scope)),
-            output_cap_bytes: self.host.config().output_cap_bytes,
+            output_cap: OutputCap {
+                bytes: config.output_cap_bytes,
+                records: config.output_cap_records,
+            },
+            max_copy_bytes: config.max_run_output_bytes,
+            max_output_bytes,
         };
         let result = callback::run(spec, call).instrument(span).await;
 
@@ -232,7 +326,7 @@ impl<'h> Executor<'h> {
             outcome,
             result.duration,
             result.fuel_used,
-            result.output_dropped_bytes,
+            result.output_dropped,
         );
 
         if output.is_none() && ext.failure == FailurePolicy::Closed {
@@ -267,7 +361,7 @@ impl<'h> Executor<'h> {
         outcome: Outcome,
         duration: Duration,
         fuel_used: u64,
-        output_dropped_bytes: u64,
+        output_dropped: Dropped,
     ) {
         self.report.rows.push(ReportRow {
             extension: ext.id.to_string(),
@@ -276,9 +370,17 @@ impl<'h> Executor<'h> {
             outcome,
             duration,
             fuel_used,
-            output_dropped_bytes,
+            output_dropped_bytes: output_dropped.bytes,
+            output_dropped_records: output_dropped.records,
         });
     }
+}
+
+/// Which callback a step is, and how much output it may return.
+struct Step<'a> {
+    hook: Hook,
+    tag: Option<&'a str>,
+    max_output_bytes: usize,
 }
 
 fn millis(duration: Duration) -> u64 {

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use parking_lot::RwLock;
@@ -35,6 +36,8 @@ pub(crate) struct HostInner {
     registry: RwLock<Arc<Registry>>,
     /// Serialises registry updates, so concurrent loads never lose one another's changes.
     updates: tokio::sync::Mutex<()>,
+    /// Numbers loads in the order they start, so a slow load never replaces a newer one.
+    generations: AtomicU64,
     _ticker: EpochTicker,
 }
 
@@ -89,6 +92,7 @@ impl ExtensionHost {
         let link_error =
             |error: wasmtime::Error| HostError::Engine(format!("cannot link imports: {error:#}"));
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(link_error)?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(link_error)?;
         Extension::add_to_linker::<StoreData, HasSelf<StoreData>>(&mut linker, |data| data)
             .map_err(link_error)?;
         let ticker = EpochTicker::start(engine.clone(), config.epoch_tick())?;
@@ -104,6 +108,7 @@ impl ExtensionHost {
                 state,
                 registry: RwLock::new(Arc::new(Registry::default())),
                 updates: tokio::sync::Mutex::new(()),
+                generations: AtomicU64::new(0),
                 _ticker: ticker,
             }),
         })
@@ -127,17 +132,29 @@ impl ExtensionHost {
     /// Loads every `*.wasm` file of `dir` (each with its optional `<name>.toml`), replacing all
     /// loaded extensions. A rejected file is reported in [`LoadReport::rejected`] and does not
     /// stop the others from loading; an unreadable directory is an error and changes nothing.
+    ///
+    /// Chains keep running on the extensions loaded before until the whole directory is ready.
+    /// Components already loaded (same bytes) are reused, not compiled again.
     pub async fn load_dir(&self, dir: impl AsRef<Path>) -> Result<LoadReport, HostError> {
         let dir = dir.as_ref();
         let _update = self.inner.updates.lock().await;
+        let generation = self.next_generation();
         let files = wasm_files(dir).map_err(|source| HostError::ReadDir {
             path: dir.to_path_buf(),
             source,
         })?;
+        let current = self.snapshot();
         let mut report = LoadReport::default();
         let mut registry = Registry::new(Vec::new(), Some(dir.to_path_buf()));
         for file in files {
-            match self.inner.loader.load(&file, true).await {
+            let known =
+                |digest: &[u8; 32]| current.linked(digest).or_else(|| registry.linked(digest));
+            match self
+                .inner
+                .loader
+                .load(&file, true, generation, &known)
+                .await
+            {
                 Ok(Loaded::Extension(extension)) => match registry.with(extension) {
                     Ok(next) => registry = next,
                     Err(error) => report.rejected.push((file, error)),
@@ -173,19 +190,40 @@ impl ExtensionHost {
 
     /// Loads one extension file, replacing the extension previously loaded from the same file.
     /// Returns `None` if its manifest disables it (a previous version is then unloaded).
+    ///
+    /// Made for a file watcher: the component compiles in the background (on a thread of its
+    /// own, within `compile_timeout_ms`, with progress in the log) while chains keep running on
+    /// the previously loaded version, which is swapped out only once the new one is ready.
+    /// Unchanged bytes (a manifest edit) are not compiled again. Loads of different files run
+    /// concurrently; of two loads of the same file, the one that started last wins even if it
+    /// finishes first. If the new version is rejected, the previous one stays loaded.
     pub async fn load_file(
         &self,
         wasm: impl AsRef<Path>,
     ) -> Result<Option<ExtensionInfo>, HostError> {
         let wasm = wasm.as_ref();
-        let _update = self.inner.updates.lock().await;
+        let generation = self.next_generation();
+        let current = self.snapshot();
+        let known = |digest: &[u8; 32]| current.linked(digest);
         let loaded = self
             .inner
             .loader
-            .load(wasm, true)
+            .load(wasm, true, generation, &known)
             .await
             .map_err(|reason| HostError::load(wasm, reason))?;
+
+        let _update = self.inner.updates.lock().await;
         let current = self.snapshot();
+        if let Some(newer) = current
+            .by_file(wasm)
+            .filter(|ext| ext.generation > generation)
+        {
+            tracing::debug!(
+                file = %wasm.display(),
+                "a newer load of this file finished first; this one is dropped"
+            );
+            return Ok(Some(newer.info()));
+        }
         let (next, info) = match loaded {
             Loaded::Extension(extension) => {
                 let info = extension.info();
@@ -236,7 +274,15 @@ impl ExtensionHost {
     /// disables it: what `aeterna ext check` prints.
     pub async fn check_file(&self, wasm: impl AsRef<Path>) -> Result<ExtensionInfo, HostError> {
         let wasm = wasm.as_ref();
-        match self.inner.loader.load(wasm, false).await {
+        let current = self.snapshot();
+        let known = |digest: &[u8; 32]| current.linked(digest);
+        let generation = self.next_generation();
+        match self
+            .inner
+            .loader
+            .load(wasm, false, generation, &known)
+            .await
+        {
             Ok(Loaded::Extension(extension)) => Ok(extension.info()),
             Ok(Loaded::Disabled) => Err(HostError::load(
                 wasm,
@@ -353,16 +399,17 @@ impl ExtensionHost {
         })
     }
 
-    /// Processes a whole LLM response: tag blocks first, then the llm-output chain over the
-    /// result. Both use the same registry snapshot.
+    /// Processes a whole LLM response: the extensions handling `llm-output` or `tag` in one
+    /// priority-ordered pipeline, where each llm-output extension transforms the whole text and
+    /// each run of consecutive tag extensions replaces the blocks of their tags. So a
+    /// high-priority redactor runs before every tag handler sees the text.
     pub async fn run_llm_output(
         &self,
         ctx: &CallContext,
         text: &str,
     ) -> Result<RunOutput<String>, HostError> {
         let mut executor = Executor::new(&self.inner, self.snapshot(), ctx);
-        let tagged = executor.tags(text).await?;
-        let output = executor.text(Hook::LlmOutput, tagged).await?;
+        let output = executor.llm_output(text.to_owned()).await?;
         Ok(RunOutput {
             output,
             report: executor.report,
@@ -371,5 +418,9 @@ impl ExtensionHost {
 
     fn snapshot(&self) -> Arc<Registry> {
         self.inner.registry.read().clone()
+    }
+
+    fn next_generation(&self) -> u64 {
+        self.inner.generations.fetch_add(1, Ordering::Relaxed)
     }
 }

@@ -1,15 +1,16 @@
 //! The host side of the guest's imports: `state` (through the callback's overlay) and `host`
-//! (session info, tools, manifest config, log).
+//! (session info, tools, manifest config, log), plus the views WASI and `wasi:http` need.
 
 use std::sync::Arc;
 
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use crate::bindings::host_api::{self, LogLevel, SessionInfo};
 use crate::bindings::state_api::{self, QuotaUsage as WitQuotaUsage, StateError};
 use crate::bindings::wit_types::{self, ToolDefinition as WitToolDefinition};
-use crate::sandbox::{MemoryLimiter, OutputSink, WasiState};
+use crate::sandbox::{MemoryLimiter, OutputSink, RefuseHttp, WasiState};
 use crate::state::QuotaUsage;
 use crate::state::overlay::{SetError, StateOverlay};
 use crate::types::CallContext;
@@ -51,11 +52,23 @@ impl WasiView for StoreData {
     }
 }
 
+impl WasiHttpView for StoreData {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.wasi.http,
+            table: &mut self.wasi.table,
+            hooks: &mut self.wasi.refuse_http,
+        }
+    }
+}
+
 impl StoreData {
     pub(crate) fn new(limiter: MemoryLimiter, guest: GuestEnv) -> Self {
         let wasi = WasiState {
             ctx: crate::sandbox::wasi_context(&guest.output),
             table: ResourceTable::new(),
+            http: WasiHttpCtx::new(),
+            refuse_http: RefuseHttp,
         };
         Self {
             wasi,

@@ -1,22 +1,25 @@
-//! Loads one extension file: manifest, binary checks, compilation (through the cache), contract
-//! check, linking, `register()`, and validation of the registration.
+//! Loads one extension file: manifest, size and binary checks, compilation (through the cache,
+//! on a thread of its own under a time budget, with progress in the log), contract check,
+//! linking, `register()`, and validation of the registration.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use wasmtime::Engine;
 use wasmtime::component::{Component, Linker};
 
 use crate::bindings::{ExtensionPre, wit_types};
-use crate::cache::ComponentCache;
+use crate::cache::{ComponentCache, digest};
 use crate::callback::{self, Call, CallbackSpec, Returned};
 use crate::config::HostConfig;
 use crate::error::LoadError;
 use crate::health::Health;
 use crate::imports::StoreData;
 use crate::manifest::Manifest;
-use crate::registry::LoadedExtension;
+use crate::registry::{Linked, LoadedExtension};
+use crate::sandbox::OutputCap;
 use crate::tags::is_valid_tag_name;
 use crate::types::{Hook, Registration, ToolConfig, ToolDefinition};
 
@@ -31,6 +34,12 @@ const REQUIRED_EXPORTS: [&str; 5] = [
     "on-llm-output",
 ];
 const MAX_ID_BYTES: usize = 64;
+
+/// How often a running compilation reports that it is still running.
+const COMPILE_PROGRESS_EVERY: Duration = Duration::from_secs(5);
+
+/// The `tracing` target of compilation progress, so an embedder can show it alone.
+pub(crate) const COMPILE_TARGET: &str = "aeterna_host::compile";
 
 /// The shared machinery a load needs.
 pub(crate) struct Loader {
@@ -48,10 +57,14 @@ pub(crate) enum Loaded {
 
 impl Loader {
     /// Loads `wasm`. With `honor_enabled` false, a disabled extension is validated anyway.
+    /// `known` finds an already linked component with the same bytes, which is reused instead
+    /// of compiled again (a manifest change, or the same component under two names).
     pub(crate) async fn load(
         self: &Arc<Self>,
         wasm: &Path,
         honor_enabled: bool,
+        generation: u64,
+        known: &(dyn Fn(&[u8; 32]) -> Option<Linked> + Sync),
     ) -> Result<Loaded, LoadError> {
         let (manifest_path, manifest) = match Manifest::load_beside(wasm) {
             Ok(Some((path, manifest))) => (Some(path), manifest),
@@ -67,33 +80,40 @@ impl Loader {
         if honor_enabled && !manifest.enabled() {
             return Ok(Loaded::Disabled);
         }
-        let limits = manifest
-            .effective_limits(&self.config.limits)
-            .map_err(manifest_error)?;
         if let Some(id) = &manifest.id {
             validate_id(id).map_err(|why| manifest_error(format!("`id = {id:?}`: {why}")))?;
         }
+        let label: Arc<str> = Arc::from(file_label(wasm));
+        // `register()` runs under the operator's limits for the manifest's id (or the file's
+        // name), lowered by the manifest; the final limits follow the registered id.
+        let register_limits = manifest
+            .effective_limits(
+                &self
+                    .config
+                    .limits_for(manifest.id.as_deref().unwrap_or(&label)),
+            )
+            .map_err(&manifest_error)?;
 
-        let bytes = tokio::fs::read(wasm).await?;
+        let bytes = self.read(wasm).await?;
         check_header(&bytes)?;
-        let loader = self.clone();
-        let pre = tokio::task::spawn_blocking(move || loader.prepare(&bytes))
-            .await
-            .map_err(|error| {
-                LoadError::Compile(format!("compilation did not finish: {error}"))
-            })??;
+        let digest = digest(&bytes);
+        let linked = match known(&digest) {
+            Some(linked) => linked,
+            None => self.link(wasm, digest, bytes).await?,
+        };
 
         let config: Arc<[(String, String)]> = manifest.config_pairs().into();
-        let label: Arc<str> = Arc::from(file_label(wasm));
         let registered = callback::run(
             CallbackSpec {
-                pre: &pre,
+                pre: &linked.pre,
                 extension: &label,
-                limits,
+                limits: register_limits,
                 config: config.clone(),
                 call: None,
                 state: None,
-                output_cap_bytes: self.config.output_cap_bytes,
+                output_cap: self.output_cap(),
+                max_copy_bytes: self.config.max_run_output_bytes,
+                max_output_bytes: self.config.max_run_output_bytes,
             },
             Call::Register,
         )
@@ -114,32 +134,160 @@ impl Loader {
             registration.priority = priority;
         }
         validate_registration(&registration).map_err(LoadError::Registration)?;
+        let limits = manifest
+            .effective_limits(&self.config.limits_for(&registration.id))
+            .map_err(manifest_error)?;
 
         Ok(Loaded::Extension(Arc::new(LoadedExtension {
             id: Arc::from(registration.id.as_str()),
             file: wasm.to_path_buf(),
+            generation,
             manifest: manifest_path,
             registration,
             limits,
             failure: manifest.failure(),
             config,
-            pre,
+            linked,
             health: Mutex::new(Health::default()),
         })))
     }
 
-    /// Compiles (or loads from the cache), checks the contract, links. Blocking.
-    fn prepare(&self, bytes: &[u8]) -> Result<ExtensionPre<StoreData>, LoadError> {
-        let component = self.cache.component(&self.engine, bytes)?;
+    pub(crate) fn output_cap(&self) -> OutputCap {
+        OutputCap {
+            bytes: self.config.output_cap_bytes,
+            records: self.config.output_cap_records,
+        }
+    }
+
+    /// Reads the component, refusing one over `max_component_bytes` before reading it all.
+    async fn read(&self, wasm: &Path) -> Result<Vec<u8>, LoadError> {
+        use tokio::io::AsyncReadExt;
+
+        let max = self.config.max_component_bytes;
+        let file = tokio::fs::File::open(wasm).await?;
+        let size = file.metadata().await?.len();
+        if size > max {
+            return Err(LoadError::TooLarge { size, max });
+        }
+        // The file may grow between the check and the read; never read past the bound.
+        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        file.take(max + 1).read_to_end(&mut bytes).await?;
+        let read = bytes.len() as u64;
+        if read > max {
+            return Err(LoadError::TooLarge { size: read, max });
+        }
+        Ok(bytes)
+    }
+
+    /// The component from the compile cache, or compiled on a thread of its own within
+    /// `compile_timeout_ms` (with progress in the log), then checked against the contract and
+    /// linked.
+    async fn link(
+        self: &Arc<Self>,
+        wasm: &Path,
+        digest: [u8; 32],
+        bytes: Vec<u8>,
+    ) -> Result<Linked, LoadError> {
+        let loader = self.clone();
+        let cached =
+            tokio::task::spawn_blocking(move || loader.cache.cached(&loader.engine, &digest))
+                .await
+                .map_err(|error| LoadError::Compile(format!("the cache lookup failed: {error}")))?;
+        let component = match cached {
+            Some(component) => component,
+            None => self.compile(wasm, digest, bytes).await?,
+        };
         check_contract(&self.engine, &component)?;
         let instance_pre = self
             .linker
             .instantiate_pre(&component)
-            .map_err(|error| LoadError::Link(format!("{error:#}")))?;
-        ExtensionPre::new(instance_pre).map_err(|error| {
+            .map_err(|error| link_error(&error))?;
+        let pre = ExtensionPre::new(instance_pre).map_err(|error| {
             LoadError::Compile(format!("its exports do not match the contract: {error:#}"))
-        })
+        })?;
+        Ok(Linked { digest, pre })
     }
+
+    /// Compiles on a dedicated thread, so neither a callback nor the async runtime ever waits
+    /// on the compiler. Past the budget the load fails; the compiler cannot be interrupted, so
+    /// it finishes on its thread and its result still lands in the compile cache.
+    async fn compile(
+        self: &Arc<Self>,
+        wasm: &Path,
+        digest: [u8; 32],
+        bytes: Vec<u8>,
+    ) -> Result<Component, LoadError> {
+        let budget = self.config.compile_timeout();
+        let size_mib = bytes.len() as f64 / (1024.0 * 1024.0);
+        tracing::info!(
+            target: COMPILE_TARGET,
+            file = %wasm.display(),
+            size_mib = format!("{size_mib:.1}"),
+            "compiling the component (first load of these bytes); runs keep the loaded \
+             extensions meanwhile"
+        );
+        let started = Instant::now();
+        let (done, mut finished) = tokio::sync::oneshot::channel();
+        let loader = self.clone();
+        std::thread::Builder::new()
+            .name("aeterna-compile".into())
+            .spawn(move || {
+                let _ = done.send(loader.cache.compile(&loader.engine, &digest, &bytes));
+            })
+            .map_err(|error| {
+                LoadError::Compile(format!("cannot start a compiler thread: {error}"))
+            })?;
+        let deadline = tokio::time::Instant::now() + budget;
+        loop {
+            let next_report = tokio::time::Instant::now() + COMPILE_PROGRESS_EVERY;
+            tokio::select! {
+                result = &mut finished => {
+                    let component = result.map_err(|_| {
+                        LoadError::Compile("the compiler thread panicked".into())
+                    })??;
+                    tracing::info!(
+                        target: COMPILE_TARGET,
+                        file = %wasm.display(),
+                        seconds = format!("{:.1}", started.elapsed().as_secs_f64()),
+                        "compiled the component"
+                    );
+                    return Ok(component);
+                }
+                () = tokio::time::sleep_until(deadline.min(next_report)) => {
+                    if tokio::time::Instant::now() >= deadline {
+                        tracing::warn!(
+                            target: COMPILE_TARGET,
+                            file = %wasm.display(),
+                            budget_ms = self.config.compile_timeout_ms,
+                            "compilation is over its budget; the load is rejected"
+                        );
+                        return Err(LoadError::CompileTimeout {
+                            budget_ms: self.config.compile_timeout_ms,
+                        });
+                    }
+                    tracing::info!(
+                        target: COMPILE_TARGET,
+                        file = %wasm.display(),
+                        seconds = started.elapsed().as_secs(),
+                        budget_seconds = budget.as_secs(),
+                        "still compiling"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A link error, with what to do when the component needs an import this host does not give.
+fn link_error(error: &wasmtime::Error) -> LoadError {
+    let message = format!("{error:#}");
+    let hint = if message.contains("wasi:") {
+        "; this host links the WASI 0.2 interfaces listed in `wit/extension.wit` and \
+         `aeterna:extension`; rebuild the component so it imports only those"
+    } else {
+        ""
+    };
+    LoadError::Link(format!("{message}{hint}"))
 }
 
 /// A short name for log lines about a file that has no id yet.

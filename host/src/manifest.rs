@@ -6,6 +6,7 @@
 //! enabled = true
 //! timeout_ms = 1000        # limits may only be lowered below the operator's
 //! fuel = 100000000
+//! fuel_per_input_byte = 1000
 //! memory_mb = 32
 //! failure = "closed"       # "open" (default): the chain continues past a fault
 //!
@@ -42,6 +43,7 @@ pub struct Manifest {
     pub enabled: Option<bool>,
     pub timeout_ms: Option<u64>,
     pub fuel: Option<u64>,
+    pub fuel_per_input_byte: Option<u64>,
     pub memory_mb: Option<u64>,
     pub failure: Option<FailurePolicy>,
     pub config: Option<toml::Table>,
@@ -86,7 +88,9 @@ impl Manifest {
         fn lower(field: &str, asked: Option<u64>, allowed: u64, unit: &str) -> Result<u64, String> {
             match asked {
                 None => Ok(allowed),
-                Some(0) => Err(format!("`{field}` must be at least 1")),
+                Some(0) if field != "fuel_per_input_byte" => {
+                    Err(format!("`{field}` must be at least 1"))
+                }
                 Some(asked) if asked > allowed => Err(format!(
                     "`{field} = {asked}` exceeds the operator's limit of {allowed}{unit}; a \
                      manifest may only lower limits"
@@ -97,6 +101,12 @@ impl Manifest {
         Ok(Limits {
             timeout_ms: lower("timeout_ms", self.timeout_ms, operator.timeout_ms, " ms")?,
             fuel: lower("fuel", self.fuel, operator.fuel, "")?,
+            fuel_per_input_byte: lower(
+                "fuel_per_input_byte",
+                self.fuel_per_input_byte,
+                operator.fuel_per_input_byte,
+                "",
+            )?,
             memory_mb: lower("memory_mb", self.memory_mb, operator.memory_mb, " MiB")?,
         })
     }
@@ -218,6 +228,7 @@ mod tests {
         let operator = Limits {
             timeout_ms: 1000,
             fuel: 100,
+            fuel_per_input_byte: 10,
             memory_mb: 64,
         };
         let lowered = Manifest {
@@ -230,6 +241,7 @@ mod tests {
             Limits {
                 timeout_ms: 10,
                 fuel: 100,
+                fuel_per_input_byte: 10,
                 memory_mb: 8
             }
         );

@@ -3,7 +3,6 @@
 //! A chain run takes the current snapshot (an `Arc`) once and uses it to the end, so loading,
 //! unloading and reloading never disturb runs in flight: they build a new snapshot and swap it in.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -18,16 +17,26 @@ use crate::imports::StoreData;
 use crate::manifest::FailurePolicy;
 use crate::types::{Hook, Registration};
 
+/// A compiled, linked component: what loading the same bytes again can reuse.
+#[derive(Clone)]
+pub(crate) struct Linked {
+    /// SHA-256 of the component's bytes.
+    pub(crate) digest: [u8; 32],
+    pub(crate) pre: ExtensionPre<StoreData>,
+}
+
 /// A loaded, validated extension, ready to instantiate.
 pub(crate) struct LoadedExtension {
     pub(crate) id: Arc<str>,
     pub(crate) file: PathBuf,
+    /// Orders loads of the same file: a load that started earlier never replaces a later one.
+    pub(crate) generation: u64,
     pub(crate) manifest: Option<PathBuf>,
     pub(crate) registration: Registration,
     pub(crate) limits: Limits,
     pub(crate) failure: FailurePolicy,
     pub(crate) config: Arc<[(String, String)]>,
-    pub(crate) pre: ExtensionPre<StoreData>,
+    pub(crate) linked: Linked,
     pub(crate) health: Mutex<Health>,
 }
 
@@ -96,11 +105,17 @@ impl Registry {
         self.ordered.iter().find(|ext| &*ext.id == id)
     }
 
-    /// Tag names registered by extensions handling the tag hook.
-    pub(crate) fn tag_names(&self) -> HashSet<&str> {
-        self.handling(Hook::Tag)
-            .flat_map(|ext| ext.registration.tags.iter().map(String::as_str))
-            .collect()
+    /// The extension loaded from `file`, if any.
+    pub(crate) fn by_file(&self, file: &std::path::Path) -> Option<&Arc<LoadedExtension>> {
+        self.ordered.iter().find(|ext| ext.file == file)
+    }
+
+    /// A loaded component with exactly these bytes, to reuse instead of compiling.
+    pub(crate) fn linked(&self, digest: &[u8; 32]) -> Option<Linked> {
+        self.ordered
+            .iter()
+            .find(|ext| &ext.linked.digest == digest)
+            .map(|ext| ext.linked.clone())
     }
 
     /// A snapshot with `extension` added, replacing one loaded from the same file or with the

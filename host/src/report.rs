@@ -49,8 +49,10 @@ pub struct ReportRow {
     pub duration: Duration,
     /// Fuel consumed by instantiation and the callback.
     pub fuel_used: u64,
-    /// Bytes of stdout/stderr/log output dropped beyond the per-callback cap.
+    /// Bytes of stdout/stderr/log output dropped beyond the per-callback caps.
     pub output_dropped_bytes: u64,
+    /// Log records (output lines, `host.log` calls) dropped beyond the per-callback record cap.
+    pub output_dropped_records: u64,
 }
 
 fn micros<S: serde::Serializer>(duration: &Duration, serializer: S) -> Result<S::Ok, S::Error> {
@@ -121,7 +123,18 @@ pub enum FaultKind {
     MemoryLimit,
     /// The guest returned `ext-error`.
     ExtError,
-    /// The host could not run the callback (no free instance slot, state store failure…).
+    /// The guest called `exit` (`wasi:cli/exit`, `std::process::exit`, `sys.exit`…).
+    Exit,
+    /// The guest handed the host a value it cannot accept: a result or an import argument that
+    /// breaks the canonical ABI (a string that is not UTF-8, a pointer or length outside its
+    /// memory, a bad `realloc`), or a request over a host bound (such as too many random bytes).
+    InvalidOutput,
+    /// The callback's output would have taken the run past its output bound
+    /// ([`HostConfig::max_run_output_bytes`](crate::HostConfig::max_run_output_bytes)); it was
+    /// refused before the host copied it.
+    OutputLimit,
+    /// The host could not run the callback (no free instance slot, state store failure…): not
+    /// the extension's fault.
     Host,
     /// A fail-closed extension is in quarantine, so its chain cannot run (never a callback's own
     /// fault; only seen in [`ChainStopped`](crate::ChainStopped)).
@@ -137,6 +150,9 @@ impl FaultKind {
             FaultKind::FuelExhausted => "fuel-exhausted",
             FaultKind::MemoryLimit => "memory-limit",
             FaultKind::ExtError => "ext-error",
+            FaultKind::Exit => "exit",
+            FaultKind::InvalidOutput => "invalid-output",
+            FaultKind::OutputLimit => "output-limit",
             FaultKind::Host => "host",
             FaultKind::Quarantined => "quarantined",
         }

@@ -22,26 +22,102 @@
 //! closing tag (`<a>x<a>y</a>` → the first `<a>`) and a stray closing tag stay as plain text.
 //! When blocks overlap (`<a><b></a></b>`), the one that opens first wins.
 //!
+//! # Bounds
+//!
+//! LLM output is untrusted, so the parser's memory does not grow with what a header holds
+//! ([`TagLimits`]): a header longer than `max_header_bytes` or with more than `max_attributes`
+//! attributes is not a tag (it stays text); attributes are validated during the scan but only
+//! parsed — borrowed, never copied — when a handler asks for them ([`TagBlock::attributes`]);
+//! at most `max_blocks` blocks are returned, and the scan stops after
+//! [`TOKENS_PER_BLOCK`]` × max_blocks` tags, leaving everything after them as text. So the
+//! parser holds O(`max_blocks`) small tokens whatever the input.
+//!
 //! The scan is linear in the input (every byte is examined a bounded number of times), never
 //! panics and never allocates per byte.
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use crate::types::Attribute;
-
 /// Longest tag name accepted.
 pub const MAX_TAG_NAME_BYTES: usize = 64;
+
+/// How many tag tokens (opening, closing or self-closing tags of registered names) the scan
+/// considers per block it may return. Nested and stray tags need tokens that yield no block.
+pub const TOKENS_PER_BLOCK: usize = 16;
+
+/// Bounds on what the parser accepts and returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TagLimits {
+    /// Blocks returned at most; later blocks are left as they are.
+    pub max_blocks: usize,
+    /// Longest opening tag, from `<` to `>` inclusive.
+    pub max_header_bytes: usize,
+    /// Most attributes in one opening tag.
+    pub max_attributes: usize,
+}
+
+impl Default for TagLimits {
+    fn default() -> Self {
+        Self {
+            max_blocks: 256,
+            max_header_bytes: 4096,
+            max_attributes: 64,
+        }
+    }
+}
 
 /// One block found in the text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TagBlock<'a> {
     pub name: &'a str,
-    pub attributes: Vec<Attribute>,
+    /// The opening tag's attribute text (after the name, before `>` or `/>`), already validated.
+    attributes: &'a str,
     /// Text between the opening and the closing tag (empty for `<name/>`).
     pub content: &'a str,
     /// Byte range of the whole block, tags included.
     pub range: Range<usize>,
+}
+
+impl<'a> TagBlock<'a> {
+    /// The attributes of the opening tag as `(name, value)`, in source order, borrowed from the
+    /// text.
+    pub fn attributes(&self) -> Attributes<'a> {
+        Attributes {
+            cursor: Cursor {
+                bytes: self.attributes.as_bytes(),
+                at: 0,
+                end: self.attributes.len(),
+            },
+            text: self.attributes,
+        }
+    }
+}
+
+/// Iterator over a block's attributes; see [`TagBlock::attributes`].
+#[derive(Debug, Clone)]
+pub struct Attributes<'a> {
+    cursor: Cursor<'a>,
+    text: &'a str,
+}
+
+impl<'a> Iterator for Attributes<'a> {
+    type Item = (&'a str, &'a str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        // The text was validated by the scan, so this cannot fail on a block's attributes.
+        self.cursor.skip_whitespace();
+        self.cursor.attribute(self.text)
+    }
+}
+
+/// What [`find_blocks`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Found<'a> {
+    /// The top-level blocks, in order, non-overlapping.
+    pub blocks: Vec<TagBlock<'a>>,
+    /// Whether a bound cut the scan short ([`TagLimits::max_blocks`] blocks, or the token
+    /// budget): the text after the last block may hold more tags, left as they are.
+    pub truncated: bool,
 }
 
 /// Whether `name` is a valid tag name for registration.
@@ -53,22 +129,24 @@ pub fn is_valid_tag_name(name: &str) -> bool {
         && bytes[1..].iter().all(|&b| is_name_byte(b))
 }
 
-/// Finds the top-level blocks of the registered `names` in `text`, in order, non-overlapping.
-pub fn find_blocks<'a>(text: &'a str, names: &HashSet<&str>) -> Vec<TagBlock<'a>> {
-    if names.is_empty() {
-        return Vec::new();
+/// Finds the top-level blocks of the registered `names` in `text`, in order, non-overlapping,
+/// within `limits`.
+pub fn find_blocks<'a>(text: &'a str, names: &HashSet<&str>, limits: &TagLimits) -> Found<'a> {
+    if names.is_empty() || limits.max_blocks == 0 {
+        return Found::default();
     }
-    let tokens = tokenize(text, names);
+    let max_tokens = limits.max_blocks.saturating_mul(TOKENS_PER_BLOCK);
+    let (tokens, mut truncated) = tokenize(text, names, limits, max_tokens);
 
     // Pair opening and closing tags per name, innermost first.
-    let mut partner: Vec<Option<usize>> = vec![None; tokens.len()];
-    let mut open: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (index, token) in tokens.iter().enumerate() {
+    let mut partner: Vec<Option<u32>> = vec![None; tokens.len()];
+    let mut open: HashMap<&str, Vec<u32>> = HashMap::new();
+    for (index, token) in (0u32..).zip(&tokens) {
         match token.kind {
             Kind::Open => open.entry(token.name).or_default().push(index),
             Kind::Close => {
                 if let Some(opener) = open.get_mut(token.name).and_then(Vec::pop) {
-                    partner[opener] = Some(index);
+                    partner[opener as usize] = Some(index);
                 }
             }
             Kind::SelfClosing => {}
@@ -86,7 +164,7 @@ pub fn find_blocks<'a>(text: &'a str, names: &HashSet<&str>) -> Vec<TagBlock<'a>
                 (token.range.clone(), &text[token.range.end..token.range.end])
             }
             (Kind::Open, Some(closer)) => {
-                let closer = &tokens[closer];
+                let closer = &tokens[closer as usize];
                 (
                     token.range.start..closer.range.end,
                     &text[token.range.end..closer.range.start],
@@ -94,15 +172,19 @@ pub fn find_blocks<'a>(text: &'a str, names: &HashSet<&str>) -> Vec<TagBlock<'a>
             }
             _ => continue,
         };
+        if blocks.len() == limits.max_blocks {
+            truncated = true;
+            break;
+        }
         covered_until = range.end;
         blocks.push(TagBlock {
             name: token.name,
-            attributes: token.attributes.clone(),
+            attributes: &text[token.attributes.clone()],
             content,
             range,
         });
     }
-    blocks
+    Found { blocks, truncated }
 }
 
 /// Rebuilds `text` with each block replaced by its replacement (`None` keeps the block as is).
@@ -133,37 +215,58 @@ enum Kind {
     SelfClosing,
 }
 
+/// A tag of a registered name. Holds ranges only: nothing is copied out of the text.
 #[derive(Debug)]
 struct Token<'a> {
     kind: Kind,
     name: &'a str,
-    attributes: Vec<Attribute>,
+    /// The attribute text of an opening tag (empty for a closing tag).
+    attributes: Range<usize>,
     range: Range<usize>,
 }
 
-fn tokenize<'a>(text: &'a str, names: &HashSet<&str>) -> Vec<Token<'a>> {
+/// The tags of registered names, in order, at most `max_tokens` of them; the flag says whether
+/// the budget cut the scan short.
+fn tokenize<'a>(
+    text: &'a str,
+    names: &HashSet<&str>,
+    limits: &TagLimits,
+    max_tokens: usize,
+) -> (Vec<Token<'a>>, bool) {
     let bytes = text.as_bytes();
     let mut tokens = Vec::new();
     let mut at = 0;
     while let Some(offset) = bytes[at..].iter().position(|&b| b == b'<') {
         let start = at + offset;
         // Every parse stops at the next `<` at the latest, so each byte is scanned O(1) times.
-        if let Some(token) = parse_tag(text, start, names) {
+        if let Some(token) = parse_tag(text, start, names, limits) {
+            if tokens.len() == max_tokens {
+                return (tokens, true);
+            }
             at = token.range.end;
             tokens.push(token);
         } else {
             at = start + 1;
         }
     }
-    tokens
+    (tokens, false)
 }
 
-/// Parses the tag starting at `start` (a `<`), if it is a well-formed tag of a registered name.
-fn parse_tag<'a>(text: &'a str, start: usize, names: &HashSet<&str>) -> Option<Token<'a>> {
+/// Parses the tag starting at `start` (a `<`), if it is a well-formed tag of a registered name
+/// within the header limits.
+fn parse_tag<'a>(
+    text: &'a str,
+    start: usize,
+    names: &HashSet<&str>,
+    limits: &TagLimits,
+) -> Option<Token<'a>> {
     let bytes = text.as_bytes();
     let mut cursor = Cursor {
         bytes,
         at: start + 1,
+        end: bytes
+            .len()
+            .min(start.saturating_add(limits.max_header_bytes)),
     };
     let closing = cursor.eat(b'/');
     let name = cursor.name(text)?;
@@ -176,60 +279,54 @@ fn parse_tag<'a>(text: &'a str, start: usize, names: &HashSet<&str>) -> Option<T
         return Some(Token {
             kind: Kind::Close,
             name,
-            attributes: Vec::new(),
+            attributes: 0..0,
             range: start..cursor.at,
         });
     }
-    let mut attributes = Vec::new();
+    let attributes_start = cursor.at;
+    let mut count = 0;
     loop {
         let had_space = cursor.skip_whitespace();
-        match cursor.peek()? {
-            b'>' => {
-                cursor.at += 1;
-                return Some(Token {
-                    kind: Kind::Open,
-                    name,
-                    attributes,
-                    range: start..cursor.at,
-                });
-            }
-            b'/' => {
-                cursor.at += 1;
-                cursor.expect(b'>')?;
-                return Some(Token {
-                    kind: Kind::SelfClosing,
-                    name,
-                    attributes,
-                    range: start..cursor.at,
-                });
-            }
+        let kind = match cursor.peek()? {
+            b'>' => Kind::Open,
+            b'/' => Kind::SelfClosing,
             _ if !had_space => return None, // `<todox`, or attributes run together
-            _ => {}
-        }
-        let attribute_name = cursor.name(text)?;
-        let before_equals = cursor.at;
-        cursor.skip_whitespace();
-        let value = if cursor.eat(b'=') {
-            cursor.skip_whitespace();
-            cursor.quoted(text)?
-        } else {
-            cursor.at = before_equals;
-            ""
+            _ => {
+                count += 1;
+                if count > limits.max_attributes {
+                    return None;
+                }
+                cursor.attribute(text)?;
+                continue;
+            }
         };
-        attributes.push(Attribute {
-            name: attribute_name.to_owned(),
-            value: value.to_owned(),
+        let attributes = attributes_start..cursor.at;
+        cursor.at += 1;
+        if kind == Kind::SelfClosing {
+            cursor.expect(b'>')?;
+        }
+        return Some(Token {
+            kind,
+            name,
+            attributes,
+            range: start..cursor.at,
         });
     }
 }
 
+/// A cursor over the bytes of one tag header, which ends at `end` or at the next `<`.
+#[derive(Debug, Clone)]
 struct Cursor<'a> {
     bytes: &'a [u8],
     at: usize,
+    end: usize,
 }
 
 impl<'a> Cursor<'a> {
     fn peek(&self) -> Option<u8> {
+        if self.at >= self.end {
+            return None;
+        }
         self.bytes.get(self.at).copied().filter(|&b| b != b'<')
     }
 
@@ -267,6 +364,21 @@ impl<'a> Cursor<'a> {
         (name.len() <= MAX_TAG_NAME_BYTES).then_some(name)
     }
 
+    /// One attribute, `name`, `name="value"` or `name='value'`, as `(name, value)`.
+    fn attribute(&mut self, text: &'a str) -> Option<(&'a str, &'a str)> {
+        let name = self.name(text)?;
+        let before_equals = self.at;
+        self.skip_whitespace();
+        let value = if self.eat(b'=') {
+            self.skip_whitespace();
+            self.quoted(text)?
+        } else {
+            self.at = before_equals;
+            ""
+        };
+        Some((name, value))
+    }
+
     /// A quoted value, without its quotes. Quotes are ASCII, so the slice is on char boundaries.
     fn quoted(&mut self, text: &'a str) -> Option<&'a str> {
         let quote = self.peek().filter(|&b| b == b'"' || b == b'\'')?;
@@ -301,16 +413,19 @@ mod tests {
     /// A block as (name, attributes, content).
     type Summary = (String, Vec<(String, String)>, String);
 
+    fn blocks<'a>(text: &'a str, list: &[&str]) -> Vec<TagBlock<'a>> {
+        find_blocks(text, &names(list), &TagLimits::default()).blocks
+    }
+
     fn summary(text: &str, list: &[&str]) -> Vec<Summary> {
-        find_blocks(text, &names(list))
+        blocks(text, list)
             .into_iter()
             .map(|block| {
                 (
                     block.name.to_owned(),
                     block
-                        .attributes
-                        .into_iter()
-                        .map(|a| (a.name, a.value))
+                        .attributes()
+                        .map(|(name, value)| (name.to_owned(), value.to_owned()))
                         .collect(),
                     block.content.to_owned(),
                 )
@@ -344,8 +459,8 @@ mod tests {
                 "ship it"
             )]
         );
-        let blocks = find_blocks(text, &names(&["todo"]));
-        assert_eq!(&text[blocks[0].range.clone()], &text[7..text.len() - 6]);
+        let found = blocks(text, &["todo"]);
+        assert_eq!(&text[found[0].range.clone()], &text[7..text.len() - 6]);
     }
 
     #[test]
@@ -442,18 +557,18 @@ mod tests {
     #[test]
     fn multibyte_text_around_and_inside_blocks() {
         let text = "héllo <note lang=\"日本\">こんにちは</note> wörld 🎉";
-        let blocks = find_blocks(text, &names(&["note"]));
-        assert_eq!(blocks[0].content, "こんにちは");
-        assert_eq!(blocks[0].attributes[0].value, "日本");
-        let rebuilt = replace_blocks(text, &blocks, &[Some("→".into())]);
+        let found = blocks(text, &["note"]);
+        assert_eq!(found[0].content, "こんにちは");
+        assert_eq!(found[0].attributes().next(), Some(("lang", "日本")));
+        let rebuilt = replace_blocks(text, &found, &[Some("→".into())]);
         assert_eq!(rebuilt, "héllo → wörld 🎉");
     }
 
     #[test]
     fn replace_keeps_text_outside_blocks_byte_for_byte() {
         let text = "a\r\n <t>1</t>\t<t k='v'>2</t>  \u{0}end";
-        let blocks = find_blocks(text, &names(&["t"]));
-        let out = replace_blocks(text, &blocks, &[Some("X".into()), None]);
+        let found = blocks(text, &["t"]);
+        let out = replace_blocks(text, &found, &[Some("X".into()), None]);
         assert_eq!(out, "a\r\n X\t<t k='v'>2</t>  \u{0}end");
     }
 
@@ -529,7 +644,7 @@ mod tests {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
         for case in 0..20_000 {
             let text = random_text(&mut rng);
-            let blocks = find_blocks(&text, &registered);
+            let blocks = find_blocks(&text, &registered, &TagLimits::default()).blocks;
             let mut previous_end = 0;
             for block in &blocks {
                 assert!(
@@ -581,11 +696,85 @@ mod tests {
             "<".repeat(1_000_000),
             "<todo><todo></todo>".repeat(100_000),
         ];
+        let unbounded = TagLimits {
+            max_blocks: 1_000_000,
+            ..TagLimits::default()
+        };
         for text in &inputs {
-            let blocks = find_blocks(text, &registered);
+            let blocks = find_blocks(text, &registered, &unbounded).blocks;
             let keep: Vec<Option<String>> = vec![None; blocks.len()];
             assert_eq!(&replace_blocks(text, &blocks, &keep), text);
         }
-        assert_eq!(find_blocks(&inputs[4], &registered).len(), 100_000);
+        assert_eq!(
+            find_blocks(&inputs[4], &registered, &unbounded)
+                .blocks
+                .len(),
+            100_000
+        );
+    }
+
+    #[test]
+    fn headers_over_the_byte_or_attribute_bounds_are_text() {
+        let limits = TagLimits {
+            max_blocks: 10,
+            max_header_bytes: 32,
+            max_attributes: 3,
+        };
+        let registered = names(&["t"]);
+        let found = |text: &str| find_blocks(text, &registered, &limits).blocks.len();
+        // 32 bytes from `<` to `>` inclusive is the most a header may take.
+        let fits = format!("<t a=\"{}\">x</t>", "v".repeat(32 - 8));
+        assert_eq!(fits.find('>'), Some(31));
+        assert_eq!(found(&fits), 1);
+        let over = format!("<t a=\"{}\">x</t>", "v".repeat(32 - 7));
+        assert_eq!(found(&over), 0, "one byte over the header bound");
+        assert_eq!(found("<t a b c>x</t>"), 1);
+        assert_eq!(found("<t a b c d>x</t>"), 0, "one attribute over the bound");
+        assert_eq!(found("<t a b c d/>"), 0);
+    }
+
+    #[test]
+    fn a_header_of_millions_of_attributes_is_scanned_without_allocating_them() {
+        // 10 MiB of attributes in one header: the scan gives up at the header bound, so the
+        // block stays text and nothing proportional to the attributes is allocated.
+        let text = format!("<t{}>x</t>", " a=\"1\"".repeat(10 * 1024 * 1024 / 6));
+        let found = find_blocks(&text, &names(&["t"]), &TagLimits::default());
+        assert!(found.blocks.is_empty());
+        assert!(!found.truncated);
+    }
+
+    #[test]
+    fn attributes_are_borrowed_from_the_text() {
+        let text = r#"<t owner="ana" flag k='v'>x</t>"#;
+        let found = blocks(text, &["t"]);
+        let attributes: Vec<_> = found[0].attributes().collect();
+        assert_eq!(attributes, [("owner", "ana"), ("flag", ""), ("k", "v")]);
+        let inside = text.as_bytes().as_ptr_range();
+        for (name, value) in attributes {
+            assert!(inside.contains(&name.as_ptr()));
+            assert!(value.is_empty() || inside.contains(&value.as_ptr()));
+        }
+    }
+
+    #[test]
+    fn the_block_bound_and_the_token_budget_truncate_the_scan() {
+        let registered = names(&["t"]);
+        let limits = TagLimits {
+            max_blocks: 2,
+            ..TagLimits::default()
+        };
+        let found = find_blocks("<t>1</t><t>2</t><t>3</t>", &registered, &limits);
+        assert_eq!(found.blocks.len(), 2);
+        assert!(found.truncated);
+        let found = find_blocks("<t>1</t><t>2</t>", &registered, &limits);
+        assert_eq!(found.blocks.len(), 2);
+        assert!(!found.truncated);
+
+        // Stray closing tags use up the token budget (16 per block) without making blocks.
+        let strays = "</t>".repeat(2 * TOKENS_PER_BLOCK);
+        let text = format!("{strays}<t>late</t>");
+        let found = find_blocks(&text, &registered, &limits);
+        assert!(found.blocks.is_empty());
+        assert!(found.truncated, "tags after the budget are left as text");
     }
 }

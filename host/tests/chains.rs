@@ -5,7 +5,7 @@ mod common;
 use std::time::Duration;
 
 use aeterna_host::{
-    CallContext, FaultKind, HostError, Message, Outcome, StateScope, ToolDefinition,
+    CallContext, FaultKind, Hook, HostError, Message, Outcome, StateScope, ToolDefinition,
 };
 use common::{ExtDir, ctx, host, load_all};
 
@@ -378,4 +378,45 @@ async fn tag_blocks_beyond_the_limit_are_left_as_they_are() {
         .unwrap();
     assert_eq!(run.output, "(todo:1 t|1)(todo:2 t|2)<t>3</t>");
     assert_eq!(run.report.rows.len(), 2);
+}
+
+#[tokio::test]
+async fn a_whole_llm_response_flows_through_llm_output_and_tag_extensions_by_priority() {
+    let dir = ExtDir::new();
+    dir.probe(
+        "text-high",
+        10,
+        "reg-hooks = \"llm-output\"\nreg-tags = \"\"",
+    );
+    dir.probe("todo", 5, "reg-hooks = \"tag\"\nreg-tags = \"todo\"");
+    dir.probe("note", 4, "reg-hooks = \"tag\"\nreg-tags = \"note\"");
+    dir.probe("text-low", 0, "reg-hooks = \"llm-output\"\nreg-tags = \"\"");
+    let host = host();
+    load_all(&host, &dir).await;
+
+    let run = host
+        .run_llm_output(&ctx(), "<todo>x</todo> <note>y</note>")
+        .await
+        .unwrap();
+    // text-high sees the raw response (tags included); the two tag extensions form one stage
+    // over its output; text-low sees the result.
+    assert_eq!(
+        run.output,
+        "(todo:1 todo|x) (note:1 note|y)[text-high:1][text-low:1]"
+    );
+    let order: Vec<_> = run
+        .report
+        .rows
+        .iter()
+        .map(|r| (r.extension.as_str(), r.hook))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("text-high", Hook::LlmOutput),
+            ("todo", Hook::Tag),
+            ("note", Hook::Tag),
+            ("text-low", Hook::LlmOutput),
+        ]
+    );
 }

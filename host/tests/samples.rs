@@ -196,7 +196,8 @@ async fn llm_output_turns_todos_into_checklists_and_redacts_secrets() {
          - [ ] rotate [REDACTED:github-token]\n\
          Done."
     );
-    // Tags first (todo-tags twice), then the llm-output chain (secret-redactor).
+    // One priority-ordered pipeline: the redactor (priority 1000) sees the response first, then
+    // the tag stage (todo-tags, priority 0) gets the redacted text.
     let rows: Vec<(&str, Hook)> = run
         .report
         .rows
@@ -206,14 +207,14 @@ async fn llm_output_turns_todos_into_checklists_and_redacts_secrets() {
     assert_eq!(
         rows,
         [
+            ("secret-redactor", Hook::LlmOutput),
             ("todo-tags", Hook::Tag),
             ("todo-tags", Hook::Tag),
-            ("secret-redactor", Hook::LlmOutput)
         ]
     );
 
-    // todo-tags ran before the redactor, so its state holds the token: the redactor protects
-    // the LLM's view, not other extensions' state. The checklist it returned is redacted.
+    // So the redactor's promise holds for later extensions too: todo-tags never saw the token,
+    // and its state holds only the redacted text.
     let todos = state(&host, "todo-tags", "todos").await.unwrap();
     assert_eq!(todos[0]["text"], "write the migration");
     assert_eq!(
@@ -221,7 +222,9 @@ async fn llm_output_turns_todos_into_checklists_and_redacts_secrets() {
         json!([["owner", "ana"], ["due", "friday"]])
     );
     assert_eq!(todos[0]["done"], false);
+    assert_eq!(todos[1]["text"], "rotate [REDACTED:github-token]");
     assert_eq!(todos.as_array().unwrap().len(), 2);
+    assert!(!todos.to_string().contains(GITHUB_TOKEN));
 
     // Checking a task off later in the session updates the recorded one.
     let run = host

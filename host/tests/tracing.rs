@@ -82,3 +82,70 @@ async fn guest_output_goes_to_tracing_attributed_to_the_extension_within_the_cal
         "the dropped byte count is logged"
     );
 }
+
+/// The JSON events a subscriber captured while `work` ran on this thread.
+async fn captured_events(work: impl std::future::Future<Output = ()>) -> Vec<serde_json::Value> {
+    let captured = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .json()
+        .with_max_level(tracing::Level::INFO)
+        .with_writer(captured.clone())
+        .finish();
+    {
+        let _guard = tracing::subscriber::set_default(subscriber);
+        work.await;
+    }
+    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    text.lines()
+        .map(|line| serde_json::from_str(line).expect("JSON log line"))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_million_empty_log_calls_reach_the_log_as_the_record_cap_and_one_summary() {
+    let dir = ExtDir::new();
+    dir.hostile("hostile", "log-empty", "");
+    let host = ExtensionHost::new(test_config()).unwrap();
+    load_all(&host, &dir).await;
+    let events = captured_events(async {
+        let run = host.run_plain_text(&ctx(), "in".into()).await.unwrap();
+        assert_eq!(run.report.rows[0].outcome, Outcome::Ok);
+    })
+    .await;
+    let guest: Vec<_> = events
+        .iter()
+        .filter(|event| event["target"] == "aeterna_host::guest")
+        .collect();
+    assert_eq!(
+        guest.len(),
+        1024 + 1,
+        "the record cap, then one summary line"
+    );
+    let summary = guest.last().unwrap();
+    assert_eq!(summary["fields"]["dropped_records"], 1_000_000 - 1024);
+    assert_eq!(summary["fields"]["dropped_bytes"], 0);
+}
+
+#[tokio::test]
+async fn compilation_reports_its_progress_in_the_log() {
+    let dir = ExtDir::new();
+    let wasm = dir.add("p", "probe", "");
+    let mut config = test_config();
+    config.cache_dir = None;
+    let host = ExtensionHost::new(config).unwrap();
+    let events = captured_events(async {
+        host.load_file(&wasm).await.unwrap();
+    })
+    .await;
+    let compile: Vec<&str> = events
+        .iter()
+        .filter(|event| event["target"] == "aeterna_host::compile")
+        .filter_map(|event| event["fields"]["message"].as_str())
+        .collect();
+    assert_eq!(compile.len(), 2, "{compile:?}");
+    assert!(
+        compile[0].starts_with("compiling the component"),
+        "{compile:?}"
+    );
+    assert_eq!(compile[1], "compiled the component");
+}

@@ -1,5 +1,9 @@
 //! The built-in state store: in process, bounded by a per-scope quota and a total size, with LRU
 //! eviction at both levels (keys within a scope, whole scopes across the store).
+//!
+//! The total counts what the store really holds, not only what guests see: key and value bytes
+//! plus a fixed overhead per key and per scope, so a guest filling its quota with tiny keys
+//! cannot make the store outgrow `max_total_bytes`.
 
 use lru::LruCache;
 use parking_lot::Mutex;
@@ -9,12 +13,21 @@ use super::{
 };
 use crate::config::StateConfig;
 
+/// Host memory a stored key costs beyond its key and value bytes (the LRU node, the map entry,
+/// two heap allocations), as counted against `max_total_bytes`.
+pub const ENTRY_OVERHEAD_BYTES: u64 = 128;
+
+/// Host memory a scope costs beyond its keys (its name, map entry and LRU list).
+pub const SCOPE_OVERHEAD_BYTES: u64 = 256;
+
 /// In-memory [`StateStore`].
 ///
 /// * Per scope, key + value bytes stay within `quota_bytes`: a commit that goes past it evicts the
 ///   scope's least-recently-used keys.
-/// * Across scopes, the total stays within `max_total_bytes`: past it, the least-recently-used
-///   scopes are dropped whole (state is per session, and an idle session is the cheapest loss).
+/// * Across scopes, the total footprint (key and value bytes plus [`ENTRY_OVERHEAD_BYTES`] per key
+///   and [`SCOPE_OVERHEAD_BYTES`] per scope) stays within `max_total_bytes`: past it, the
+///   least-recently-used scopes are dropped whole (state is per session, and an idle session is
+///   the cheapest loss). The scope just committed is never the one dropped.
 pub struct MemoryStateStore {
     quota_bytes: u64,
     max_total_bytes: u64,
@@ -37,6 +50,11 @@ impl Scope {
             entries: LruCache::unbounded(),
             used_bytes: 0,
         }
+    }
+
+    /// What the scope costs against the store's total.
+    fn footprint(&self) -> u64 {
+        self.used_bytes + self.entries.len() as u64 * ENTRY_OVERHEAD_BYTES + SCOPE_OVERHEAD_BYTES
     }
 
     fn usage(&self, quota_bytes: u64) -> QuotaUsage {
@@ -71,7 +89,7 @@ impl MemoryStateStore {
         }
     }
 
-    /// Bytes stored across all scopes.
+    /// The footprint of all scopes: key and value bytes plus the per-key and per-scope overhead.
     pub fn total_bytes(&self) -> u64 {
         self.inner.lock().total_bytes
     }
@@ -164,9 +182,10 @@ impl StateStore for MemoryStateStore {
         let inner = &mut *inner;
         if inner.scopes.get_mut(scope).is_none() {
             inner.scopes.push(scope.clone(), Scope::new());
+            inner.total_bytes += SCOPE_OVERHEAD_BYTES;
         }
         let entries = inner.scopes.get_mut(scope).expect("just inserted");
-        let before = entries.used_bytes;
+        let before = entries.footprint();
         if batch.clear {
             entries.entries.clear();
             entries.used_bytes = 0;
@@ -186,18 +205,19 @@ impl StateStore for MemoryStateStore {
         }
         let usage = entries.usage(self.quota_bytes);
         let empty = entries.entries.is_empty();
-        inner.total_bytes = inner.total_bytes - before + usage.used_bytes;
+        inner.total_bytes = inner.total_bytes - before + entries.footprint();
         if empty {
             inner.scopes.pop(scope);
+            inner.total_bytes -= SCOPE_OVERHEAD_BYTES;
         }
 
-        // The committed scope is the most recently used, so it is dropped last; it alone never
-        // exceeds the total because the quota is at most the total.
-        while inner.total_bytes > self.max_total_bytes {
+        // The committed scope is the most recently used, so it is dropped last, and never:
+        // it alone may exceed the total only by the overhead of its keys.
+        while inner.total_bytes > self.max_total_bytes && inner.scopes.len() > 1 {
             let Some((_, dropped)) = inner.scopes.pop_lru() else {
                 break;
             };
-            inner.total_bytes -= dropped.used_bytes;
+            inner.total_bytes -= dropped.footprint();
         }
         Ok(usage)
     }
@@ -245,7 +265,10 @@ mod tests {
             Some(b"value".to_vec())
         );
         assert_eq!(store.get(&scope("other"), "key").await.unwrap(), None);
-        assert_eq!(store.total_bytes(), 8);
+        assert_eq!(
+            store.total_bytes(),
+            8 + ENTRY_OVERHEAD_BYTES + SCOPE_OVERHEAD_BYTES
+        );
     }
 
     #[tokio::test]
@@ -349,12 +372,16 @@ mod tests {
                 keys: 1
             }
         );
-        assert_eq!(store.total_bytes(), 2);
+        assert_eq!(
+            store.total_bytes(),
+            2 + ENTRY_OVERHEAD_BYTES + SCOPE_OVERHEAD_BYTES
+        );
     }
 
     #[tokio::test]
     async fn the_total_bound_drops_least_recently_used_scopes() {
-        let store = store(100, 250);
+        let footprint = 100 + ENTRY_OVERHEAD_BYTES + SCOPE_OVERHEAD_BYTES;
+        let store = store(100, 2 * footprint + footprint / 2);
         for session in ["s1", "s2"] {
             store
                 .commit(&scope(session), set("k", &[0; 99]))
@@ -367,7 +394,7 @@ mod tests {
             .commit(&scope("s3"), set("k", &[0; 99]))
             .await
             .unwrap();
-        assert_eq!(store.total_bytes(), 200);
+        assert_eq!(store.total_bytes(), 2 * footprint);
         assert_eq!(store.scope_count(), 2);
         assert!(store.get(&scope("s2"), "k").await.unwrap().is_none());
         assert!(store.get(&scope("s1"), "k").await.unwrap().is_some());
@@ -381,6 +408,43 @@ mod tests {
         store.commit(&s, set("k", &[0; 100])).await.unwrap();
         let usage = store.commit(&s, set("k", &[0; 10])).await.unwrap();
         assert_eq!(usage.used_bytes, 11);
-        assert_eq!(store.total_bytes(), 11);
+        assert_eq!(
+            store.total_bytes(),
+            11 + ENTRY_OVERHEAD_BYTES + SCOPE_OVERHEAD_BYTES
+        );
+    }
+
+    #[tokio::test]
+    async fn tiny_keys_count_their_overhead_against_the_total() {
+        // 1,000 one-byte entries are 2 KB of quota but 130 KB of host memory.
+        let store = store(4096, 64 * 1024);
+        let batch = StateBatch {
+            clear: false,
+            writes: (0..1_000)
+                .map(|i| (format!("{i:03}"), Some(Vec::new())))
+                .collect(),
+        };
+        store.commit(&scope("big"), batch).await.unwrap();
+        store.commit(&scope("next"), set("k", b"v")).await.unwrap();
+        assert_eq!(
+            store.scope_count(),
+            1,
+            "the big scope was dropped for the total"
+        );
+        assert!(store.total_bytes() <= 64 * 1024);
+    }
+
+    #[tokio::test]
+    async fn emptying_a_scope_releases_its_overhead() {
+        let store = store(1000, 10_000);
+        let s = scope("s");
+        store.commit(&s, set("a", b"1")).await.unwrap();
+        let batch = StateBatch {
+            clear: true,
+            writes: vec![],
+        };
+        store.commit(&s, batch).await.unwrap();
+        assert_eq!(store.total_bytes(), 0);
+        assert_eq!(store.scope_count(), 0);
     }
 }

@@ -6,12 +6,20 @@
 //!
 //! The quota is applied here, as the guest writes, so the guest observes exactly what will be
 //! committed. The common case costs O(1) store requests: the overlay tracks the scope's usage
-//! (fetched once) and the sizes of the keys it touches. Only when a write would go past the quota
-//! (or the guest lists its keys) does it load the scope's key sizes in LRU order and evict the
-//! least-recently-used keys, recorded as deletes in the batch. The store enforces the quota again
-//! at commit time, which covers concurrent callbacks racing on the same scope.
+//! (fetched once) and asks the store for the size of a key only when it first touches it. Only
+//! when a write would go past the quota (or the guest lists its keys) does it load the scope's
+//! key sizes in LRU order and evict the least-recently-used keys, recorded as deletes in the
+//! batch. The store enforces the quota again at commit time, which covers concurrent callbacks
+//! racing on the same scope.
+//!
+//! # Memory
+//!
+//! The overlay holds only what the commit needs, so its memory is bounded by the quota, not by
+//! how many keys the guest touches: a set whose value is live (their bytes fit in the quota), and
+//! a delete only for a key the store holds (a key set and deleted within the callback leaves
+//! nothing behind; absent keys are not remembered). A guest setting and deleting millions of
+//! distinct keys in a loop keeps the overlay at the size of one.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use lru::LruCache;
@@ -32,19 +40,25 @@ pub(crate) struct StateOverlay {
     scope: StateScope,
     quota_bytes: u64,
     cleared: bool,
-    /// The callback's writes in the order made (least recent first): `Some` sets, `None` deletes
-    /// (including evictions).
-    writes: LruCache<String, Option<Vec<u8>>>,
+    /// The keys this callback changed, least recently touched first.
+    writes: LruCache<String, Pending>,
     /// What the scope looks like with the writes applied, once something needed it.
     view: Option<View>,
+}
+
+/// One key's change.
+struct Pending {
+    /// `Some` sets, `None` deletes.
+    value: Option<Vec<u8>>,
+    /// The key's size in the store before this callback (`None`: absent, or hidden by `clear`).
+    /// A delete is kept only when this is `Some`: otherwise there is nothing to delete.
+    stored: Option<u64>,
 }
 
 /// The scope as this callback sees it.
 struct View {
     used_bytes: u64,
     keys: u64,
-    /// Sizes of keys looked up so far (`None`: absent). Unused once `all` is loaded.
-    known: HashMap<String, Option<u64>>,
     /// Every key's size in LRU order, loaded when eviction or a listing needs it.
     all: Option<LruCache<String, u64>>,
 }
@@ -66,8 +80,8 @@ impl StateOverlay {
         if let Some(all) = self.view.as_mut().and_then(|view| view.all.as_mut()) {
             all.promote(key);
         }
-        if let Some(written) = self.writes.peek(key) {
-            return Ok(written.clone());
+        if let Some(pending) = self.writes.peek(key) {
+            return Ok(pending.value.clone());
         }
         if self.cleared || !valid_key(key) {
             return Ok(None);
@@ -94,14 +108,14 @@ impl StateOverlay {
             return Ok(Err(SetError::QuotaExceeded(self.usage().await?)));
         }
         let previous = self.size_of(&key).await?;
-        let view = self.view.as_mut().expect("size_of loads the view");
-        let fits = view.used_bytes - previous.unwrap_or(0) + size <= self.quota_bytes;
+        let stored = self.stored_size(&key, previous);
+        let quota_bytes = self.quota_bytes;
+        let view = view_mut(&mut self.view);
+        let fits = view.used_bytes - previous.unwrap_or(0) + size <= quota_bytes;
         if fits && view.all.is_none() {
             view.used_bytes = view.used_bytes - previous.unwrap_or(0) + size;
             view.keys += u64::from(previous.is_none());
-            view.known.insert(key.clone(), Some(size));
         } else {
-            let quota_bytes = self.quota_bytes;
             self.load_all().await?;
             let view = view_mut(&mut self.view);
             let all = view.all.as_mut().expect("just loaded");
@@ -114,16 +128,22 @@ impl StateOverlay {
                     break;
                 };
                 view.used_bytes -= old_size;
-                evicted.push(old_key);
+                evicted.push((old_key, old_size));
             }
             all.push(key.clone(), size);
             view.used_bytes += size;
             view.keys = all.len() as u64;
-            for old_key in evicted {
-                self.writes.push(old_key, None);
+            for (old_key, old_size) in evicted {
+                self.record_delete(old_key, old_size);
             }
         }
-        self.writes.push(key, Some(value));
+        self.writes.push(
+            key,
+            Pending {
+                value: Some(value),
+                stored,
+            },
+        );
         Ok(Ok(()))
     }
 
@@ -137,15 +157,10 @@ impl StateOverlay {
         let view = view_mut(&mut self.view);
         view.used_bytes -= size;
         view.keys -= 1;
-        match &mut view.all {
-            Some(all) => {
-                all.pop(key);
-            }
-            None => {
-                view.known.insert(key.to_owned(), None);
-            }
+        if let Some(all) = &mut view.all {
+            all.pop(key);
         }
-        self.writes.push(key.to_owned(), None);
+        self.record_delete(key.to_owned(), size);
         Ok(true)
     }
 
@@ -164,7 +179,6 @@ impl StateOverlay {
         self.view = Some(View {
             used_bytes: 0,
             keys: 0,
-            known: HashMap::new(),
             all: Some(LruCache::unbounded()),
         });
     }
@@ -201,10 +215,38 @@ impl StateOverlay {
             clear: cleared,
             writes: Vec::with_capacity(writes.len()),
         };
-        while let Some(write) = writes.pop_lru() {
-            batch.writes.push(write);
+        while let Some((key, pending)) = writes.pop_lru() {
+            batch.writes.push((key, pending.value));
         }
         store.commit(&scope, batch).await.map(drop)
+    }
+
+    /// Records that `key` (of `size` bytes, as this callback saw it) is gone: a delete for the
+    /// store if the store holds the key, otherwise nothing at all.
+    fn record_delete(&mut self, key: String, size: u64) {
+        let stored = match self.writes.pop(&key) {
+            Some(pending) => pending.stored,
+            None => self.stored_size(&key, Some(size)),
+        };
+        if stored.is_some() {
+            self.writes.push(
+                key,
+                Pending {
+                    value: None,
+                    stored,
+                },
+            );
+        }
+    }
+
+    /// The key's size in the store before this callback, given its `current` size as the
+    /// callback sees it: the same unless this callback already changed (or cleared) it.
+    fn stored_size(&self, key: &str, current: Option<u64>) -> Option<u64> {
+        match self.writes.peek(key) {
+            Some(pending) => pending.stored,
+            None if self.cleared => None,
+            None => current,
+        }
     }
 
     /// The scope's usage as this callback sees it, fetched on first need.
@@ -214,30 +256,27 @@ impl StateOverlay {
             self.view = Some(View {
                 used_bytes: usage.used_bytes,
                 keys: u64::from(usage.keys),
-                known: HashMap::new(),
                 all: None,
             });
         }
         Ok(view_mut(&mut self.view))
     }
 
-    /// The current size of `key` (key + value bytes), if it exists for this callback.
+    /// The current size of `key` (key + value bytes), if it exists for this callback. Loads the
+    /// view.
     async fn size_of(&mut self, key: &str) -> Result<Option<u64>, StateStoreError> {
         let cleared = self.cleared;
         let view = self.view().await?;
         if let Some(all) = &view.all {
             return Ok(all.peek(key).copied());
         }
-        if let Some(known) = view.known.get(key) {
-            return Ok(*known);
+        if let Some(pending) = self.writes.peek(key) {
+            return Ok(pending.value.as_ref().map(|value| entry_size(key, value)));
         }
-        let size = if cleared {
-            None
-        } else {
-            self.store.entry_size(&self.scope, key).await?
-        };
-        view_mut(&mut self.view).known.insert(key.to_owned(), size);
-        Ok(size)
+        if cleared {
+            return Ok(None);
+        }
+        self.store.entry_size(&self.scope, key).await
     }
 
     /// Loads every key's size in LRU order, with this callback's writes applied.
@@ -250,8 +289,8 @@ impl StateOverlay {
                     all.push(entry.key, entry.size);
                 }
             }
-            for (key, value) in self.writes.iter().rev() {
-                match value {
+            for (key, pending) in self.writes.iter().rev() {
+                match &pending.value {
                     Some(value) => {
                         all.push(key.clone(), entry_size(key, value));
                     }
@@ -263,10 +302,15 @@ impl StateOverlay {
             let view = view_mut(&mut self.view);
             view.used_bytes = all.iter().map(|(_, size)| size).sum();
             view.keys = all.len() as u64;
-            view.known.clear();
             view.all = Some(all);
         }
         Ok(view_mut(&mut self.view).all.as_mut().expect("just loaded"))
+    }
+
+    /// Keys this overlay holds a change for (for tests of its memory bound).
+    #[cfg(test)]
+    fn pending_keys(&self) -> usize {
+        self.writes.len()
     }
 }
 
@@ -446,5 +490,62 @@ mod tests {
         assert_eq!(tx.get("a").await.unwrap(), None);
         tx.commit().await.unwrap();
         assert!(store.entries(&scope).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn setting_and_deleting_distinct_keys_leaves_nothing_behind() {
+        let (store, scope) = setup(1 << 20);
+        let mut tx = overlay(&store, &scope);
+        tx.set("kept".into(), b"1".to_vec()).await.unwrap().unwrap();
+        tx.commit().await.unwrap();
+
+        let mut tx = overlay(&store, &scope);
+        for i in 0..10_000 {
+            let key = format!("churn-{i:05}");
+            tx.set(key.clone(), vec![0; 1024]).await.unwrap().unwrap();
+            assert!(tx.delete(&key).await.unwrap());
+            assert!(!tx.delete(&format!("absent-{i}")).await.unwrap());
+        }
+        assert_eq!(
+            tx.pending_keys(),
+            0,
+            "no tombstones for keys the store never had"
+        );
+        assert!(tx.delete("kept").await.unwrap());
+        assert_eq!(tx.pending_keys(), 1, "a delete of a stored key is kept");
+        tx.set("kept".into(), b"2".to_vec()).await.unwrap().unwrap();
+        assert!(tx.delete("kept").await.unwrap());
+        assert_eq!(
+            tx.pending_keys(),
+            1,
+            "and stays a delete after a set in between"
+        );
+        tx.commit().await.unwrap();
+        assert!(store.entries(&scope).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn evictions_of_keys_set_in_this_callback_leave_nothing_behind() {
+        let (store, scope) = setup(100);
+        let mut tx = overlay(&store, &scope);
+        for i in 0..1_000 {
+            tx.set(format!("k{i:04}"), vec![0; 45])
+                .await
+                .unwrap()
+                .unwrap();
+        }
+        // Two 50-byte entries fit; every older one was evicted within the callback.
+        assert_eq!(tx.pending_keys(), 2);
+        assert_eq!(tx.usage().await.unwrap().keys, 2);
+        tx.commit().await.unwrap();
+        let mut keys: Vec<_> = store
+            .entries(&scope)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| e.key)
+            .collect();
+        keys.sort();
+        assert_eq!(keys, ["k0998", "k0999"]);
     }
 }

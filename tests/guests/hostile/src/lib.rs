@@ -13,10 +13,37 @@
 //! | `state-abuse` | an oversized value, an invalid key, then 2 MiB of 100 KiB values; returns a summary |
 //! | `panic` | panics |
 //! | `ext-error` | returns an `ext-error` |
+//! | `huge-error` | returns an `ext-error` with a 4 MiB message |
 //! | `register-panic` | panics in `register()` (the host must reject it at load) |
+//! | `log-empty` | calls `host.log` with an empty message a million times |
+//! | `record-flood` | 100 000 one-byte `host.log` calls and 70 000 one-byte stdout lines |
+//! | `state-churn` | sets and deletes distinct 1 KiB keys, `[config] iterations` times (default: until stopped) |
+//! | `big-tag` | handles tag `big`: returns `[config] kib` KiB (default 1024) for each block |
+//! | `message-flood` | on `input-messages`, returns 500 000 empty messages |
+//! | `exit` | calls `exit(3)` |
+//! | `bad-utf8` | returns a string that is not UTF-8 |
+//! | `bad-pointer` | returns a string whose pointer lies outside its memory |
+//! | `big-random` | asks `wasi:random` for 64 MiB |
+//! | `bad-log-pointer` | passes `host.log` a string pointer and length outside its memory |
 //! | anything else | returns the text unchanged |
 
 wit_bindgen::generate!({ path: "../../../wit", world: "extension" });
+
+/// `wasi:random`, imported directly, to ask for more than the host allows.
+mod wasi_random {
+    wit_bindgen::generate!({
+        inline: "
+            package wasi:random@0.2.0;
+            interface random {
+                get-random-bytes: func(len: u64) -> list<u8>;
+                get-random-u64: func() -> u64;
+            }
+            world entropy {
+                import random;
+            }
+        ",
+    });
+}
 
 use std::hint::black_box;
 
@@ -84,6 +111,25 @@ fn state_abuse() -> String {
     report.join(" ")
 }
 
+fn config_number(key: &str) -> Option<u64> {
+    host::config()
+        .into_iter()
+        .find(|(k, _)| k == key)
+        .and_then(|(_, v)| v.parse().ok())
+}
+
+/// A `String` whose bytes are not UTF-8, as a broken guest could return.
+fn not_utf8() -> String {
+    // SAFETY: deliberately broken for the host to catch; this guest never reads it itself.
+    unsafe { String::from_utf8_unchecked(vec![b'o', b'k', 0xff, 0xfe]) }
+}
+
+/// A `String` pointing outside linear memory (2 GiB, past any memory the host allows).
+fn out_of_bounds() -> String {
+    // SAFETY: never read or freed by this guest; the host must refuse it while lifting.
+    unsafe { String::from_raw_parts(0x7fff_0000 as *mut u8, 16, 16) }
+}
+
 fn act(text: String) -> Result<String, ExtError> {
     state::set("before-fault", b"this write must be discarded").ok();
     match mode().as_str() {
@@ -126,21 +172,78 @@ fn act(text: String) -> Result<String, ExtError> {
             code: "hostile".into(),
             message: "refusing on purpose".into(),
         }),
+        "huge-error" => Err(ExtError {
+            code: "c".repeat(1024),
+            message: "m".repeat(4 * 1024 * 1024),
+        }),
+        "log-empty" => {
+            for _ in 0..1_000_000 {
+                host::log(LogLevel::Error, "");
+            }
+            Ok(format!("{text}[logged]"))
+        }
+        "record-flood" => {
+            for _ in 0..100_000 {
+                host::log(LogLevel::Info, "x");
+            }
+            for _ in 0..70_000 {
+                println!("y");
+            }
+            Ok(format!("{text}[flooded]"))
+        }
+        "state-churn" => {
+            state::delete("before-fault");
+            let value = [7u8; 16];
+            let iterations = config_number("iterations").unwrap_or(u64::MAX);
+            let mut i = 0u64;
+            while i < iterations {
+                // Distinct keys of the longest size allowed, 1 KiB.
+                let key = format!("{i:0>1024}");
+                state::set(&key, &value).expect("one key fits the quota");
+                state::delete(&key);
+                i += 1;
+            }
+            Ok(format!("{text}[churned:{i}]"))
+        }
+        "exit" => std::process::exit(3),
+        "bad-utf8" => Ok(not_utf8()),
+        "bad-pointer" => Ok(out_of_bounds()),
+        "big-random" => {
+            let bytes = wasi_random::wasi::random::random::get_random_bytes(64 * 1024 * 1024);
+            Ok(format!("{text}[{} random bytes]", bytes.len()))
+        }
+        "bad-log-pointer" => {
+            // SAFETY: never read by this guest; the host must refuse it while lifting.
+            let message = unsafe {
+                std::str::from_utf8_unchecked(std::slice::from_raw_parts(
+                    0x100 as *const u8,
+                    100 * 1024 * 1024,
+                ))
+            };
+            host::log(LogLevel::Info, message);
+            Ok(text)
+        }
         _ => Ok(text),
     }
 }
 
 impl Guest for Hostile {
     fn register() -> Registration {
-        if mode() == "register-panic" {
+        let mode = mode();
+        if mode == "register-panic" {
             panic!("hostile register() panics");
         }
+        let (hooks, tags) = match mode.as_str() {
+            "big-tag" => (vec![Hook::Tag], vec!["big".to_owned()]),
+            "message-flood" => (vec![Hook::InputMessages], vec![]),
+            _ => (vec![Hook::PlainText, Hook::LlmOutput], vec![]),
+        };
         Registration {
             id: "hostile".into(),
             version: "0.0.1".into(),
             priority: 0,
-            hooks: vec![Hook::PlainText, Hook::LlmOutput],
-            tags: vec![],
+            hooks,
+            tags,
             prompt_additions: vec![],
             tool_config: ToolConfig {
                 add: vec![],
@@ -151,6 +254,13 @@ impl Guest for Hostile {
     }
 
     fn on_input_messages(messages: Vec<Message>) -> Result<Vec<Message>, ExtError> {
+        if mode() == "message-flood" {
+            let empty = Message {
+                role: String::new(),
+                content: String::new(),
+            };
+            return Ok(vec![empty; 500_000]);
+        }
         Ok(messages)
     }
 
@@ -163,6 +273,10 @@ impl Guest for Hostile {
         _attributes: Vec<Attribute>,
         content: String,
     ) -> Result<String, ExtError> {
+        if mode() == "big-tag" {
+            let kib = config_number("kib").unwrap_or(1024) as usize;
+            return Ok("z".repeat(kib * 1024));
+        }
         Ok(content)
     }
 
