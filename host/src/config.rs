@@ -165,13 +165,24 @@ impl HostConfig {
 
 /// Limits on one callback. The defaults are the ones documented in the WIT contract.
 ///
-/// Fuel (about one unit per wasm instruction) makes the CPU bound deterministic: a callback that
-/// fits its fuel on one machine fits on every machine, under any load, whereas the wall-clock
-/// timeout alone would fail the same work on a busy host. A callback's work grows with its input,
-/// so its fuel does too: `fuel + fuel_per_input_byte × input bytes`. The per-byte share is sized
-/// for interpreted guests (a JavaScript runtime spends a few thousand instructions per character
-/// it converts), so it rarely binds before the timeout; an operator who wants fuel to be the
-/// binding limit lowers it, and `extension_limits` grants one extension more.
+/// # Why fuel, and how much
+///
+/// The wall-clock timeout already bounds a callback's CPU time, but how much work fits in it
+/// depends on the machine and its load: the same callback passes on an idle host and fails on a
+/// busy one. Fuel (about one unit per wasm instruction) is the deterministic bound: a callback
+/// that fits its fuel fits it everywhere. So fuel is sized to end a runaway callback *before*
+/// the timeout on an ordinary machine, while leaving honest work of any language well inside it:
+///
+/// * `fuel` (10 G by default, roughly 2 s of wasm on a current x86 core) is what every callback
+///   gets. Interpreted guests need it: a JavaScript runtime spends ~2,600 instructions per
+///   character it hands back, so 10 G lets a JavaScript extension produce a few MiB of text,
+///   where the old 1 G stopped it at ~370 KiB.
+/// * `fuel_per_input_byte` (4,000 by default) adds fuel in proportion to the input, because a
+///   transformation's work grows with what it transforms: no input is too long for its fuel
+///   (the timeout and the run's output bound still apply).
+///
+/// An operator who wants a tighter deterministic bound lowers them; `extension_limits` grants
+/// one extension more.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Limits {
@@ -190,8 +201,8 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             timeout_ms: 5_000,
-            fuel: 1_000_000_000,
-            fuel_per_input_byte: 10_000,
+            fuel: 10_000_000_000,
+            fuel_per_input_byte: 4_000,
             memory_mb: 64,
         }
     }

@@ -96,6 +96,23 @@ impl ExtensionsDir {
         self.add(file, &crate::test_guest(guest)?, manifest)
     }
 
+    /// Adds the JavaScript or Python sample `name` (`sample-extensions/<name>`), built from
+    /// source, with its example manifest. `Ok(None)` when its toolchain cannot be installed here
+    /// (the reason was printed): the caller skips.
+    pub fn add_script_sample(&self, name: &str) -> anyhow::Result<Option<PathBuf>> {
+        let Some(wasm) = crate::any_language::script_sample(name)? else {
+            return Ok(None);
+        };
+        let stem = name.replace('-', "_");
+        let manifest = crate::sample_manifest(name)
+            .map(|path| {
+                std::fs::read_to_string(&path)
+                    .with_context(|| format!("cannot read {}", path.display()))
+            })
+            .transpose()?;
+        self.add(&stem, &wasm, manifest.as_deref()).map(Some)
+    }
+
     /// Writes arbitrary bytes as `<file>` (for broken components and manifests).
     pub fn write(&self, file: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
         let path = self.path().join(file);

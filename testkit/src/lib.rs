@@ -35,7 +35,12 @@
 //!
 //! A missing `wasm32-wasip2` target or a failed build is an error that says what to do (and
 //! includes cargo's output).
+//!
+//! The JavaScript and Python samples are built by [`any_language`] with componentize-js and
+//! componentize-py, once per content, and are skipped visibly where those toolchains cannot be
+//! installed.
 
+pub mod any_language;
 mod build;
 mod extensions_dir;
 
