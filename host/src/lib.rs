@@ -62,7 +62,7 @@ pub use cache::CacheStats;
 pub use config::{HostConfig, Limits, PoolingConfig, QuarantineConfig, StateConfig};
 pub use error::{ChainStopped, HostError, LoadError};
 pub use host::{ExtensionHost, ExtensionStatus, LoadReport, PromptAddition};
-pub use loader::CONTRACT_VERSION;
+pub use loader::{CONTRACT_VERSION, validate_id as validate_extension_id};
 pub use manifest::{FailurePolicy, Manifest};
 pub use registry::ExtensionInfo;
 pub use report::{Fault, FaultKind, Outcome, ReportRow, RunOutput, RunReport};

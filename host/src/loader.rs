@@ -389,8 +389,8 @@ fn convert_registration(wit: wit_types::Registration) -> Registration {
     }
 }
 
-/// `[a-z0-9][a-z0-9._-]*`, at most 64 bytes.
-pub(crate) fn validate_id(id: &str) -> Result<(), String> {
+/// Checks an extension id: `[a-z0-9][a-z0-9._-]*`, at most 64 bytes; the error says why not.
+pub fn validate_id(id: &str) -> Result<(), String> {
     let bytes = id.as_bytes();
     let allowed = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
     if bytes.is_empty() {

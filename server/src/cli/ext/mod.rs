@@ -1,11 +1,19 @@
-//! `aeterna ext`: check and run extensions with the embedded host (`aeterna-host`).
+//! `aeterna ext`: create, check, run and test extensions with the embedded host (`aeterna-host`).
 //!
+//! * `aeterna ext new NAME [--lang rust|js|python]` scaffolds a project (`new.rs`).
 //! * `aeterna ext check FILE.wasm` validates a component and its manifest and prints the
 //!   registration as JSON.
 //! * `aeterna ext run --extensions DIR --hook HOOK` runs a chain over input from a file or stdin
 //!   and prints the output (with `--json`: `{"output": …, "report": […]}`).
+//! * `aeterna ext test DIR` runs a built extension against fixtures (`test.rs`).
+//!
+//! Guest output, host warnings and compilation progress go to stderr, with colours only when it
+//! is a terminal (and `NO_COLOR` is unset); stdout carries only the result.
 
-use std::io::{Read, Write};
+mod new;
+mod test;
+
+use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -19,6 +27,9 @@ use serde::Serialize;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ExtCommand {
+    /// Create a new extension project (Rust, JavaScript or Python) that builds and passes its
+    /// tests as generated.
+    New(new::NewArgs),
     /// Validate an extension component (and its manifest, if present) and print its
     /// registration as JSON.
     Check {
@@ -29,6 +40,8 @@ pub enum ExtCommand {
     },
     /// Run a hook through the extensions of a directory and print the result.
     Run(RunArgs),
+    /// Run a built extension against the input/output pairs of its fixtures.
+    Test(test::TestArgs),
 }
 
 /// How the embedded host is configured.
@@ -84,18 +97,26 @@ fn parse_hook(value: &str) -> Result<Hook, String> {
 pub async fn run(command: ExtCommand) -> anyhow::Result<ExitCode> {
     init_logging();
     match command {
+        ExtCommand::New(args) => new::run(args).map(|()| ExitCode::SUCCESS),
         ExtCommand::Check { file, host } => check(&file, &host).await,
         ExtCommand::Run(args) => run_chain(args).await,
+        ExtCommand::Test(args) => test::run(args).await,
     }
 }
 
-/// Guest output and host warnings go to stderr; stdout carries only the result.
+/// Guest output, host warnings and compilation progress go to stderr; stdout carries only the
+/// result. Colours only for a terminal, and never with `NO_COLOR` set.
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("AETERNA_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,aeterna_host::guest=info"));
+    let filter = tracing_subscriber::EnvFilter::try_from_env("AETERNA_LOG").unwrap_or_else(|_| {
+        tracing_subscriber::EnvFilter::new(
+            "warn,aeterna_host::guest=info,aeterna_host::compile=info",
+        )
+    });
+    let colours = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(colours)
         .try_init();
 }
 
