@@ -171,10 +171,9 @@ fn run_json_prints_output_and_report() {
     );
     assert!(output.status.success(), "{}", stderr(&output));
     let run: Value = serde_json::from_str(&stdout(&output)).unwrap();
-    assert_eq!(
-        run["output"],
-        "a (low:1 probe k=v|(high:1 probe k=v|body)) b[high:2][low:2]"
-    );
+    // One priority-ordered pipeline: `high` handles the tag, then the whole text; `low` then
+    // finds no tag left and handles the whole text.
+    assert_eq!(run["output"], "a (high:1 probe k=v|body) b[high:2][low:1]");
     let report = run["report"].as_array().unwrap();
     let rows: Vec<_> = report
         .iter()
@@ -189,7 +188,6 @@ fn run_json_prints_output_and_report() {
         rows,
         [
             ("high", "tag"),
-            ("low", "tag"),
             ("high", "llm-output"),
             ("low", "llm-output")
         ]
@@ -362,4 +360,249 @@ fn run_reports_a_missing_directory_and_an_unknown_hook() {
         "{}",
         stderr(&output)
     );
+}
+
+// ----- ext new and ext test ----------------------------------------------------------------
+
+/// Runs `program` with `args` in `dir`, with `path` first on PATH; panics with its output if it
+/// fails, returns its stdout otherwise.
+fn run_in(dir: &Path, path: Option<&Path>, program: &str, args: &[&str]) -> String {
+    let mut command = Command::new(program);
+    command.args(args).current_dir(dir);
+    if let Some(path) = path {
+        let mut paths = vec![path.to_path_buf()];
+        paths.extend(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        ));
+        command.env("PATH", std::env::join_paths(paths).unwrap());
+    }
+    aeterna_testkit::any_language::command_output(&mut command)
+        .unwrap_or_else(|error| panic!("{program} {args:?} in {}: {error:#}", dir.display()))
+}
+
+/// `aeterna ext new NAME --lang LANG` in a fresh directory; returns it and the project path.
+fn scaffold(name: &str, lang: &str) -> (tempfile::TempDir, PathBuf) {
+    let parent = tempfile::tempdir().unwrap();
+    let output = aeterna(
+        &[
+            "ext",
+            "new",
+            name,
+            "--lang",
+            lang,
+            "--dir",
+            parent.path().to_str().unwrap(),
+        ],
+        "",
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("next:"), "{}", stdout(&output));
+    let project = parent.path().join(name);
+    (parent, project)
+}
+
+/// `aeterna ext test DIR`, which must pass both fixture cases of a new project.
+fn assert_fixtures_pass(project: &Path) {
+    let output = aeterna(&["ext", "test", project.to_str().unwrap()], "");
+    let out = stdout(&output);
+    assert!(output.status.success(), "{out}{}", stderr(&output));
+    assert!(out.ends_with("2 passed, 0 failed\n"), "{out}");
+}
+
+#[test]
+fn a_new_rust_project_builds_and_passes_its_tests_as_generated() {
+    let (_parent, project) = scaffold("trim-rs", "rust");
+    // Its own target dir under ours: the SDK's dependencies are built once per machine.
+    let target = aeterna_testkit::guests_target_dir().join("ext-new");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let build = |args: &[&str]| {
+        let mut command = Command::new(&cargo);
+        command
+            .args(args)
+            .current_dir(&project)
+            .env("CARGO_TARGET_DIR", &target)
+            .env_remove("RUSTFLAGS")
+            .env_remove("CARGO_ENCODED_RUSTFLAGS");
+        aeterna_testkit::any_language::command_output(&mut command)
+            .unwrap_or_else(|error| panic!("cargo {args:?}: {error:#}"))
+    };
+    build(&["test", "--quiet"]);
+    let script = Command::new("./build.sh")
+        .current_dir(&project)
+        .env("CARGO_TARGET_DIR", &target)
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert!(
+        script.status.success(),
+        "{}",
+        String::from_utf8_lossy(&script.stderr)
+    );
+    assert!(project.join("dist/trim_rs.wasm").is_file());
+    assert!(project.join("dist/trim_rs.toml").is_file());
+    assert_fixtures_pass(&project);
+}
+
+#[test]
+fn a_new_javascript_project_builds_and_passes_its_tests_as_generated() {
+    let Some(bin) = aeterna_testkit::any_language::toolchains() else {
+        return;
+    };
+    let (_parent, project) = scaffold("trim-js", "js");
+    assert!(project.join("wit/extension.wit").is_file());
+    // The toolchain's componentize-js stands in for `npm install` (same pinned version).
+    let modules = bin.parent().unwrap().join("js/node_modules");
+    std::os::unix::fs::symlink(&modules, project.join("node_modules")).unwrap();
+    let node = bin.join("node");
+    let npm = std::fs::canonicalize(&node)
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("../lib/node_modules/npm/bin/npm-cli.js");
+    let npm = npm.to_str().unwrap();
+    run_in(&project, Some(&bin), node.to_str().unwrap(), &[npm, "test"]);
+    run_in(
+        &project,
+        Some(&bin),
+        node.to_str().unwrap(),
+        &[npm, "run", "build"],
+    );
+    assert!(project.join("dist/trim_js.wasm").is_file());
+    assert_fixtures_pass(&project);
+}
+
+#[test]
+fn a_new_python_project_builds_and_passes_its_tests_as_generated() {
+    let Some(bin) = aeterna_testkit::any_language::toolchains() else {
+        return;
+    };
+    let (_parent, project) = scaffold("trim-py", "python");
+    run_in(
+        &project,
+        Some(&bin),
+        "python3",
+        &["-m", "unittest", "--quiet"],
+    );
+    run_in(&project, Some(&bin), "./build.sh", &[]);
+    assert!(project.join("dist/trim_py.wasm").is_file());
+    assert_fixtures_pass(&project);
+}
+
+#[test]
+fn new_refuses_a_bad_name_and_a_non_empty_directory() {
+    let parent = tempfile::tempdir().unwrap();
+    let dir = parent.path().to_str().unwrap();
+    let output = aeterna(&["ext", "new", "Bad Name", "--dir", dir], "");
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("cannot name an extension"),
+        "{}",
+        stderr(&output)
+    );
+    std::fs::create_dir(parent.path().join("taken")).unwrap();
+    std::fs::write(parent.path().join("taken/file"), "x").unwrap();
+    let output = aeterna(&["ext", "new", "taken", "--dir", dir], "");
+    assert!(!output.status.success());
+    assert!(stderr(&output).contains("not empty"), "{}", stderr(&output));
+}
+
+#[test]
+fn ext_test_reports_each_case_and_fails_on_a_wrong_output_or_a_missing_fault() {
+    let project = probes();
+    let fixtures = project.path().join("fixtures");
+    std::fs::create_dir(&fixtures).unwrap();
+    std::fs::write(
+        fixtures.join("chain.toml"),
+        r#"
+[[case]]
+name = "both probes run, in order"
+hook = "plain-text"
+input = "x"
+output = "x[high:1][low:1]"
+
+[[case]]
+name = "state carries over within the file"
+hook = "plain-text"
+input = "y"
+output = "y[high:2][low:2]"
+
+[[case]]
+name = "an expected refusal"
+hook = "plain-text"
+input = "FAIL"
+fault = "ext-error"
+
+[[case]]
+name = "a wrong expectation"
+hook = "plain-text"
+input = "z"
+output = "z"
+
+[[case]]
+name = "messages"
+hook = "input-messages"
+input = [{ role = "user", content = "hi" }]
+output = [{ role = "user", content = "hi" }]
+"#,
+    )
+    .unwrap();
+    let output = aeterna(
+        &[
+            "ext",
+            "test",
+            path(&project),
+            "--extensions",
+            path(&project),
+        ],
+        "",
+    );
+    let out = stdout(&output);
+    assert!(!output.status.success(), "{out}");
+    assert!(
+        out.contains("ok      chain: both probes run, in order"),
+        "{out}"
+    );
+    assert!(
+        out.contains("ok      chain: state carries over within the file"),
+        "{out}"
+    );
+    assert!(out.contains("ok      chain: an expected refusal"), "{out}");
+    assert!(out.contains("FAILED  chain: a wrong expectation"), "{out}");
+    assert!(out.contains("--- expected\n        z\n"), "{out}");
+    assert!(
+        out.contains("FAILED  chain: messages"),
+        "the probes change messages: {out}"
+    );
+    assert!(out.ends_with("3 passed, 2 failed\n"), "{out}");
+}
+
+#[test]
+fn stderr_carries_no_colour_codes_when_it_is_not_a_terminal() {
+    let dir = probes();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_aeterna"))
+        .args([
+            "ext",
+            "run",
+            "--extensions",
+            path(&dir),
+            "--hook",
+            "plain-text",
+        ])
+        .env(
+            "AETERNA_CACHE_DIR",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("ext-cli-cache"),
+        )
+        .env("AETERNA_LOG", "info")
+        .env_remove("NO_COLOR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"x").unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let err = stderr(&output);
+    assert!(err.contains("extensions loaded"), "{err}");
+    assert!(!err.contains('\u{1b}'), "ANSI escapes on a pipe: {err:?}");
 }

@@ -113,9 +113,10 @@ pub fn build_extension(dir: &Path, stem: &str) -> anyhow::Result<Option<PathBuf>
     Ok(Some(out))
 }
 
-/// The toolchain directory, installing the toolchains first if needed (once per process).
-/// `None` if they cannot be installed; the reason is printed once.
-fn toolchains() -> Option<PathBuf> {
+/// The toolchain directory (`node`, `componentize-js`, `componentize-py`), installing the
+/// toolchains first if needed (once per process). `None` if they cannot be installed here; the
+/// reason is printed once.
+pub fn toolchains() -> Option<PathBuf> {
     static READY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let ready = READY.get_or_init(|| {
         let bin = toolchain_bin();
@@ -152,7 +153,7 @@ fn toolchains() -> Option<PathBuf> {
 }
 
 /// Runs `command`, returning its stdout, or an error with its output.
-fn command_output(command: &mut Command) -> anyhow::Result<String> {
+pub fn command_output(command: &mut Command) -> anyhow::Result<String> {
     let shown = format!("{command:?}");
     let output = command
         .stdin(Stdio::null())
