@@ -6,6 +6,7 @@
 //! | `callback/64kb_fresh_instance` | measured |
 //! | `chain/4_extensions_state_write` | p50 ≤ 60 µs |
 //! | `load/from_compile_cache` | ≤ 1 ms |
+//! | `any_language/{javascript,python}_1kb` | measured (skipped without the toolchains) |
 //!
 //! Besides criterion's estimates, each bench prints p50/p95/p99 over individually timed runs.
 
@@ -138,5 +139,30 @@ fn loading(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, callbacks, chains, loading);
+/// One 1 KB plain-text callback of the JavaScript and Python samples, beside the Rust echo above.
+fn any_language(c: &mut Criterion) {
+    let rt = runtime();
+    // Compiling a JS or Python component takes seconds: keep them across bench runs.
+    let cache = aeterna_testkit::target_dir().join("bench-compile-cache");
+    let ctx = CallContext::new("tenant", "session");
+    let input = "log line 1\n".repeat(93);
+    for (label, sample) in [("javascript", "json-compactor"), ("python", "log-dedup")] {
+        let dir = aeterna_testkit::ExtensionsDir::new().unwrap();
+        if dir.add_script_sample(sample).unwrap().is_none() {
+            continue;
+        }
+        let host = host_for(&rt, dir.path(), &cache);
+        let name = format!("any_language/{label}_1kb");
+        let run = || {
+            let output = rt
+                .block_on(host.run_plain_text(&ctx, input.clone()))
+                .unwrap();
+            assert!(output.report.rows[0].outcome.is_ok());
+        };
+        c.bench_function(&name, |b| b.iter(run));
+        percentiles(&name, 500, run);
+    }
+}
+
+criterion_group!(benches, callbacks, chains, loading, any_language);
 criterion_main!(benches);
