@@ -2,7 +2,8 @@
 //!
 //! Use the macros: [`trace!`](crate::trace), [`debug!`](crate::debug), [`info!`](crate::info),
 //! [`warn!`](crate::warn) and [`error!`](crate::error); they take `format!` arguments. Log lines
-//! count against the 64 KiB output cap per callback, so log summaries, not payloads.
+//! count against the output cap per callback (64 KiB and 1 024 records), so log summaries, not
+//! payloads.
 
 use crate::{LogLevel, sys};
 

@@ -1,5 +1,7 @@
-//! The host against a state store that fails or hangs, as a remote store can: the callback that
-//! needed it faults (and nothing it wrote is committed), the chain goes on, the host stays up.
+//! The state store contract, run against the built-in memory store (the suite lives in the
+//! testkit so that every backend runs the same cases), and the host against a store that fails
+//! or hangs, as a remote store can: the callback that needed it faults (and nothing it wrote is
+//! committed), the chain goes on, the host stays up.
 
 mod common;
 
@@ -13,6 +15,13 @@ use aeterna_host::{
     StateStore,
 };
 use common::{ExtDir, ctx, load_all, test_config};
+
+aeterna_testkit::state_store_suite!(|quota_bytes| async move {
+    MemoryStateStore::new(StateConfig {
+        quota_bytes,
+        max_total_bytes: 64 * 1024 * 1024,
+    })
+});
 
 const HEALTHY: u8 = 0;
 const FAILING: u8 = 1;

@@ -43,6 +43,7 @@
 pub mod any_language;
 mod build;
 mod extensions_dir;
+pub mod state_store;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

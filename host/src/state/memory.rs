@@ -245,8 +245,11 @@ mod tests {
         }
     }
 
+    // The contract every store shares is the suite in `aeterna_testkit::state_store`, run in
+    // `tests/state_store.rs`; these cases are about what only this store does: its total bound.
+
     #[tokio::test]
-    async fn commit_then_get_round_trips_and_counts_key_plus_value() {
+    async fn the_total_counts_bytes_and_overhead() {
         let store = store(1000, 10_000);
         let usage = store
             .commit(&scope("s"), set("key", b"value"))
@@ -272,73 +275,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn scopes_differing_only_by_tenant_are_isolated() {
-        let store = store(1000, 10_000);
-        let a = StateScope::new("tenant-a", "s", "ext");
-        let b = StateScope::new("tenant-b", "s", "ext");
-        store.commit(&a, set("k", b"a")).await.unwrap();
-        assert_eq!(store.get(&b, "k").await.unwrap(), None);
-        assert!(store.entries(&b).await.unwrap().is_empty());
-    }
-
-    #[tokio::test]
-    async fn going_past_the_quota_evicts_least_recently_used_keys() {
-        let store = store(30, 10_000);
-        let s = scope("s");
-        for key in ["k1", "k2", "k3"] {
-            store.commit(&s, set(key, &[0; 8])).await.unwrap(); // 10 bytes each
-        }
-        // Reading k1 makes k2 the least recently used.
-        assert!(store.get(&s, "k1").await.unwrap().is_some());
-        let usage = store.commit(&s, set("k4", &[0; 8])).await.unwrap();
-        assert_eq!(usage.used_bytes, 30);
-        assert_eq!(store.get(&s, "k2").await.unwrap(), None);
-        for key in ["k1", "k3", "k4"] {
-            assert!(
-                store.get(&s, key).await.unwrap().is_some(),
-                "{key} should survive"
-            );
-        }
-    }
-
-    #[tokio::test]
-    async fn an_entry_larger_than_the_quota_rejects_the_whole_batch() {
-        let store = store(10, 10_000);
-        let s = scope("s");
-        let batch = StateBatch {
-            clear: false,
-            writes: vec![
-                ("small".into(), Some(vec![1])),
-                ("big".into(), Some(vec![0; 20])),
-            ],
-        };
-        assert!(matches!(
-            store.commit(&s, batch).await,
-            Err(StateStoreError::Rejected(_))
-        ));
-        assert_eq!(store.get(&s, "small").await.unwrap(), None);
-    }
-
-    #[tokio::test]
-    async fn entries_are_listed_least_recently_used_first() {
-        let store = store(1000, 10_000);
-        let s = scope("s");
-        for key in ["a", "b", "c"] {
-            store.commit(&s, set(key, b"1")).await.unwrap();
-        }
-        store.get(&s, "a").await.unwrap();
-        let keys: Vec<_> = store
-            .entries(&s)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|e| e.key)
-            .collect();
-        assert_eq!(keys, ["b", "c", "a"]);
-    }
-
-    #[tokio::test]
-    async fn clear_and_delete_release_bytes() {
+    async fn clear_and_delete_release_their_share_of_the_total() {
         let store = store(1000, 10_000);
         let s = scope("s");
         store.commit(&s, set("a", b"123")).await.unwrap();
@@ -402,7 +339,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn overwriting_a_key_replaces_its_size() {
+    async fn overwriting_a_key_replaces_its_share_of_the_total() {
         let store = store(1000, 10_000);
         let s = scope("s");
         store.commit(&s, set("k", &[0; 100])).await.unwrap();
