@@ -142,7 +142,7 @@ pub(crate) async fn run(spec: CallbackSpec<'_>, call: Call<'_>) -> CallbackResul
             );
             match guarded.await {
                 Ok(Ok(Ok(returned))) => Ok(returned),
-                Ok(Ok(Err(ext_error))) => Err(ext_error),
+                Ok(Ok(Err(fault))) => Err(fault),
                 Ok(Err((phase, error))) => Err(classify(
                     &error,
                     phase,

@@ -142,10 +142,12 @@ async fn compilation_reports_its_progress_in_the_log() {
         .filter(|event| event["target"] == "aeterna_host::compile")
         .filter_map(|event| event["fields"]["message"].as_str())
         .collect();
-    assert_eq!(compile.len(), 2, "{compile:?}");
+    // First and last; on a slow machine, "still compiling" every 5 s in between.
+    assert!(compile.len() >= 2, "{compile:?}");
     assert!(
         compile[0].starts_with("compiling the component"),
         "{compile:?}"
     );
-    assert_eq!(compile[1], "compiled the component");
+    assert!(compile[1..compile.len() - 1].iter().all(|m| *m == "still compiling"));
+    assert_eq!(compile[compile.len() - 1], "compiled the component");
 }
