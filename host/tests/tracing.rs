@@ -148,6 +148,10 @@ async fn compilation_reports_its_progress_in_the_log() {
         compile[0].starts_with("compiling the component"),
         "{compile:?}"
     );
-    assert!(compile[1..compile.len() - 1].iter().all(|m| *m == "still compiling"));
+    assert!(
+        compile[1..compile.len() - 1]
+            .iter()
+            .all(|m| *m == "still compiling")
+    );
     assert_eq!(compile[compile.len() - 1], "compiled the component");
 }

@@ -51,7 +51,11 @@ fn scope(session: &str, extension: &str) -> StateScope {
             .unwrap_or_default()
             .as_nanos(),
     );
-    StateScope::new(format!("suite-{:016x}", hasher.finish()), session, extension)
+    StateScope::new(
+        format!("suite-{:016x}", hasher.finish()),
+        session,
+        extension,
+    )
 }
 
 fn set(key: &str, value: &[u8]) -> StateBatch {
@@ -137,7 +141,10 @@ where
     assert_eq!(usage.used_bytes, 30);
     assert_eq!(store.get(&s, "k2").await.unwrap(), None);
     for key in ["k1", "k3", "k4"] {
-        assert!(store.get(&s, key).await.unwrap().is_some(), "{key} survives");
+        assert!(
+            store.get(&s, key).await.unwrap().is_some(),
+            "{key} survives"
+        );
     }
 }
 
@@ -156,7 +163,11 @@ where
         ],
     };
     assert!(store.commit(&s, batch).await.is_err());
-    assert_eq!(store.get(&s, "small").await.unwrap(), None, "nothing applied");
+    assert_eq!(
+        store.get(&s, "small").await.unwrap(),
+        None,
+        "nothing applied"
+    );
 }
 
 pub async fn entries_are_listed_least_recently_used_first<S, F>(make: impl Fn(u64) -> F)
@@ -192,7 +203,11 @@ where
         store.commit(&s, set(key, b"1")).await.unwrap();
     }
     assert_eq!(store.entry_size(&s, "a").await.unwrap(), Some(2));
-    assert_eq!(keys(&store, &s).await, ["a", "b"], "a is still the least recent");
+    assert_eq!(
+        keys(&store, &s).await,
+        ["a", "b"],
+        "a is still the least recent"
+    );
 }
 
 pub async fn deletes_and_clear_release_bytes<S, F>(make: impl Fn(u64) -> F)
@@ -243,8 +258,12 @@ where
 {
     let store: Arc<dyn StateStore> = Arc::new(make(1024 * 1024).await);
     let dir = crate::ExtensionsDir::new().unwrap();
-    dir.add_test_guest("probe", "probe", Some("id = \"probe\"\n[config]\nmark = \"p\"\n"))
-        .unwrap();
+    dir.add_test_guest(
+        "probe",
+        "probe",
+        Some("id = \"probe\"\n[config]\nmark = \"p\"\n"),
+    )
+    .unwrap();
     let config = HostConfig {
         cache_dir: Some(crate::target_dir().join("state-store-suite-compile-cache")),
         ..HostConfig::default()
@@ -262,5 +281,8 @@ where
     assert!(run.report.rows[0].outcome.fault().is_some());
     assert_eq!(store.get(&s, "calls").await.unwrap(), Some(b"1".to_vec()));
     let run = host.run_plain_text(&ctx, "y".into()).await.unwrap();
-    assert_eq!(run.output, "y[p:2]", "the faulting call's write never landed");
+    assert_eq!(
+        run.output, "y[p:2]",
+        "the faulting call's write never landed"
+    );
 }
