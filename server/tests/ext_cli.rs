@@ -412,8 +412,14 @@ fn assert_fixtures_pass(project: &Path) {
 #[test]
 fn a_new_rust_project_builds_and_passes_its_tests_as_generated() {
     let (_parent, project) = scaffold("trim-rs", "rust");
-    // Its own target dir under ours: the SDK's dependencies are built once per machine.
-    let target = aeterna_testkit::guests_target_dir().join("ext-new");
+    // The samples' target dir and lock file: the SDK's dependencies, already built for the
+    // samples, are reused rather than built again.
+    let target = aeterna_testkit::guests_target_dir();
+    std::fs::copy(
+        aeterna_testkit::repo_root().join("sample-extensions/Cargo.lock"),
+        project.join("Cargo.lock"),
+    )
+    .unwrap();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let build = |args: &[&str]| {
         let mut command = Command::new(&cargo);
