@@ -6,17 +6,22 @@
 
 use std::sync::Arc;
 
-use aeterna_memory::Identity;
+use aeterna_memory::{Identity, MemoryError};
 use sha2::{Digest, Sha256};
 use subtle::{ConditionallySelectable, ConstantTimeEq};
 
 use crate::config::{AuthConfig, IdentityFields};
 
-/// An authenticated caller: the tenant and its identity defaults.
+/// The longest identity field (`project_id`, `session_id`, …) a caller may pass unless the
+/// operator configures `memory.max_id_bytes`.
+pub const DEFAULT_MAX_ID_BYTES: usize = 256;
+
+/// An authenticated caller: the tenant, its identity defaults and the identity limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
     pub tenant_id: Arc<str>,
     pub defaults: Arc<IdentityFields>,
+    max_id_bytes: usize,
 }
 
 impl Principal {
@@ -24,14 +29,37 @@ impl Principal {
         Principal {
             tenant_id: tenant_id.into(),
             defaults: Arc::new(defaults),
+            max_id_bytes: DEFAULT_MAX_ID_BYTES,
         }
+    }
+
+    /// The same caller with identity fields limited to `max_id_bytes`.
+    pub fn with_max_id_bytes(mut self, max_id_bytes: usize) -> Self {
+        self.max_id_bytes = max_id_bytes;
+        self
     }
 
     /// The identity of one call: `requested` fields win over the configured defaults; empty
     /// strings count as absent. The tenant is always the principal's.
-    pub fn identity(&self, requested: &IdentityFields) -> Identity {
+    ///
+    /// This is the one place every tool and REST route builds an identity, so the limits on
+    /// identity fields are checked here, for all of them alike: a field longer than
+    /// `memory.max_id_bytes` is refused with its name.
+    pub fn identity(&self, requested: &IdentityFields) -> Result<Identity, MemoryError> {
         let fields = requested.or(&self.defaults);
-        Identity {
+        for (name, value) in fields.named() {
+            if let Some(value) = value
+                && value.len() > self.max_id_bytes
+            {
+                return Err(MemoryError::invalid(format!(
+                    "`{name}` is {} bytes; the limit is {} bytes (memory.max_id_bytes): pass a \
+                     shorter id",
+                    value.len(),
+                    self.max_id_bytes
+                )));
+            }
+        }
+        Ok(Identity {
             tenant_id: self.tenant_id.to_string(),
             agent_id: fields.agent_id,
             user_id: fields.user_id,
@@ -39,7 +67,7 @@ impl Principal {
             project_id: fields.project_id,
             team_id: fields.team_id,
             org_id: fields.org_id,
-        }
+        })
     }
 }
 
@@ -68,21 +96,22 @@ pub struct Authenticator {
 }
 
 impl Authenticator {
-    pub fn from_config(config: &AuthConfig) -> Self {
+    /// Principals whose identity fields are limited to `max_id_bytes` each.
+    pub fn from_config(config: &AuthConfig, max_id_bytes: usize) -> Self {
+        let principal = |tenant: &str, defaults: &IdentityFields| {
+            Principal::new(tenant, defaults.clone()).with_max_id_bytes(max_id_bytes)
+        };
         let tokens = config
             .tokens
             .iter()
             .map(|token| TokenEntry {
                 digest: Sha256::digest(token.token.as_bytes()).into(),
-                principal: Principal::new(token.tenant.as_str(), token.defaults.clone()),
+                principal: principal(&token.tenant, &token.defaults),
             })
             .collect();
         Authenticator {
             tokens,
-            default_principal: Principal::new(
-                config.default_tenant.as_str(),
-                config.defaults.clone(),
-            ),
+            default_principal: principal(&config.default_tenant, &config.defaults),
         }
     }
 
@@ -140,24 +169,27 @@ mod tests {
     use crate::config::TokenConfig;
 
     fn authenticator() -> Authenticator {
-        Authenticator::from_config(&AuthConfig {
-            tokens: vec![
-                TokenConfig {
-                    token: "alpha-token".into(),
-                    tenant: "alpha".into(),
-                    defaults: IdentityFields {
-                        user_id: Some("ann".into()),
-                        ..Default::default()
+        Authenticator::from_config(
+            &AuthConfig {
+                tokens: vec![
+                    TokenConfig {
+                        token: "alpha-token".into(),
+                        tenant: "alpha".into(),
+                        defaults: IdentityFields {
+                            user_id: Some("ann".into()),
+                            ..Default::default()
+                        },
                     },
-                },
-                TokenConfig {
-                    token: "beta-token".into(),
-                    tenant: "beta".into(),
-                    defaults: IdentityFields::default(),
-                },
-            ],
-            ..AuthConfig::default()
-        })
+                    TokenConfig {
+                        token: "beta-token".into(),
+                        tenant: "beta".into(),
+                        defaults: IdentityFields::default(),
+                    },
+                ],
+                ..AuthConfig::default()
+            },
+            DEFAULT_MAX_ID_BYTES,
+        )
     }
 
     #[test]
@@ -188,7 +220,7 @@ mod tests {
 
     #[test]
     fn without_tokens_everyone_is_the_default_tenant() {
-        let auth = Authenticator::from_config(&AuthConfig::default());
+        let auth = Authenticator::from_config(&AuthConfig::default(), DEFAULT_MAX_ID_BYTES);
         assert!(!auth.requires_token());
         assert_eq!(
             &*auth.authenticate(None).expect("default").tenant_id,
@@ -208,15 +240,37 @@ mod tests {
         let principal = authenticator()
             .authenticate(Some("alpha-token"))
             .expect("alpha");
-        let who = principal.identity(&IdentityFields {
-            session_id: Some("s1".into()),
-            user_id: Some(" ".into()),
-            ..Default::default()
-        });
+        let who = principal
+            .identity(&IdentityFields {
+                session_id: Some("s1".into()),
+                user_id: Some(" ".into()),
+                ..Default::default()
+            })
+            .expect("valid identity");
         assert_eq!(who.tenant_id, "alpha");
         assert_eq!(who.user_id.as_deref(), Some("ann"));
         assert_eq!(who.session_id.as_deref(), Some("s1"));
         assert_eq!(who.project_id, None);
+    }
+
+    #[test]
+    fn identity_fields_over_the_limit_are_refused_by_name() {
+        let principal = Principal::new("alpha", IdentityFields::default()).with_max_id_bytes(8);
+        let at_limit = principal.identity(&IdentityFields {
+            project_id: Some("12345678".into()),
+            ..Default::default()
+        });
+        assert!(at_limit.is_ok());
+        let error = principal
+            .identity(&IdentityFields {
+                project_id: Some("123456789".into()),
+                ..Default::default()
+            })
+            .expect_err("a 9-byte id over an 8-byte limit");
+        assert!(
+            error.to_string().contains("`project_id` is 9 bytes"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -83,15 +83,33 @@ pub enum LogFormat {
     Json,
 }
 
-/// HTTP transport settings.
+/// HTTP transport settings: who may reach the server, and how much a client may hold.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HttpConfig {
-    /// `Host` header values `/mcp` accepts (DNS-rebinding protection). Empty means the loopback
-    /// names plus the listen address; `["*"]` accepts any host (only behind a trusted proxy).
+    /// `Host` values every route but `/healthz` accepts (DNS-rebinding protection). Empty
+    /// means the loopback names plus the listen address; an entry with a port matches only
+    /// that port; `["*"]` accepts any host (only behind a proxy that checks it).
     pub allowed_hosts: Vec<String>,
+    /// Browser `Origin`s accepted on every route but `/healthz`; requests without `Origin`
+    /// (every non-browser client) pass. Empty means loopback pages only (`http://localhost:*`,
+    /// `http://127.0.0.1:*`, `http://[::1]:*` and their `https` forms); entries are
+    /// `scheme://host[:port]`, `:*` matching any port; `["*"]` accepts any origin.
+    pub allowed_origins: Vec<String>,
     /// Largest accepted request body, in bytes (1 MiB). Larger bodies get 413.
     pub max_body_bytes: usize,
+    /// How long a client may take to send a request's headers, in seconds (10); an idle
+    /// keep-alive connection is closed after the same time.
+    pub header_read_timeout_secs: u64,
+    /// How long a client may take to send a request's body, in seconds (30); then 408.
+    pub body_read_timeout_secs: u64,
+    /// Open connections at most (1024); further clients wait in the listen backlog.
+    pub max_connections: usize,
+    /// Open MCP sessions (of the handshake protocol revisions) at most (1000); further
+    /// `initialize` requests get 503 until sessions end.
+    pub max_sessions: usize,
+    /// An MCP session unused for this long is closed, in seconds (300).
+    pub session_idle_secs: u64,
     /// How long a graceful shutdown waits for in-flight requests, in seconds (10).
     pub shutdown_grace_secs: u64,
 }
@@ -100,7 +118,13 @@ impl Default for HttpConfig {
     fn default() -> Self {
         HttpConfig {
             allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
             max_body_bytes: 1024 * 1024,
+            header_read_timeout_secs: 10,
+            body_read_timeout_secs: 30,
+            max_connections: 1024,
+            max_sessions: 1000,
+            session_idle_secs: 300,
             shutdown_grace_secs: 10,
         }
     }
@@ -158,21 +182,57 @@ impl std::fmt::Debug for TokenConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct IdentityFields {
     /// The agent, for the `agent` layer. Defaults to the token's configured value.
+    #[serde(deserialize_with = "named_field::agent_id")]
     pub agent_id: Option<String>,
     /// The user, for the `user` layer. Defaults to the token's configured value.
+    #[serde(deserialize_with = "named_field::user_id")]
     pub user_id: Option<String>,
     /// The working session, for the `session` layer. Defaults to the token's configured value.
+    #[serde(deserialize_with = "named_field::session_id")]
     pub session_id: Option<String>,
     /// The project or repository, for the `project` layer. Defaults to the token's configured
     /// value.
+    #[serde(deserialize_with = "named_field::project_id")]
     pub project_id: Option<String>,
     /// The team, for the `team` layer. Defaults to the token's configured value.
+    #[serde(deserialize_with = "named_field::team_id")]
     pub team_id: Option<String>,
     /// The organisation, for the `org` layer. Defaults to the token's configured value.
+    #[serde(deserialize_with = "named_field::org_id")]
     pub org_id: Option<String>,
 }
 
+/// Deserialisers for the identity fields whose errors name the field. Identity fields are
+/// flattened into every tool's arguments, and serde reports a wrong type inside a flattened
+/// struct without the field (`invalid type: integer, expected a string`).
+mod named_field {
+    macro_rules! optional_strings {
+        ($($field:ident),*) => {$(
+            pub fn $field<'de, D: serde::Deserializer<'de>>(
+                deserializer: D,
+            ) -> Result<Option<String>, D::Error> {
+                <Option<String> as serde::Deserialize>::deserialize(deserializer).map_err(|error| {
+                    serde::de::Error::custom(format_args!("`{}`: {error}", stringify!($field)))
+                })
+            }
+        )*};
+    }
+    optional_strings!(agent_id, user_id, session_id, project_id, team_id, org_id);
+}
+
 impl IdentityFields {
+    /// Each field with its argument name.
+    pub fn named(&self) -> [(&'static str, Option<&str>); 6] {
+        [
+            ("agent_id", self.agent_id.as_deref()),
+            ("user_id", self.user_id.as_deref()),
+            ("session_id", self.session_id.as_deref()),
+            ("project_id", self.project_id.as_deref()),
+            ("team_id", self.team_id.as_deref()),
+            ("org_id", self.org_id.as_deref()),
+        ]
+    }
+
     /// Each field of `self`, or `fallback`'s where `self` leaves it out; empty strings count as
     /// absent.
     pub fn or(&self, fallback: &IdentityFields) -> IdentityFields {
@@ -267,6 +327,22 @@ impl Config {
                 self.memory.max_content_bytes
             );
         }
+        let http = &self.http;
+        for (key, value) in [
+            (
+                "http.header_read_timeout_secs",
+                http.header_read_timeout_secs,
+            ),
+            ("http.body_read_timeout_secs", http.body_read_timeout_secs),
+            ("http.session_idle_secs", http.session_idle_secs),
+            ("http.max_connections", http.max_connections as u64),
+            ("http.max_sessions", http.max_sessions as u64),
+        ] {
+            if value == 0 {
+                bail!("invalid configuration: {key} must be at least 1");
+            }
+        }
+        crate::http::guard::RequestGuard::from_config(self)?;
         if self.memory.max_page_size == 0 {
             bail!("invalid configuration: memory.max_page_size must be at least 1");
         }
@@ -301,22 +377,6 @@ impl Config {
             );
         }
         Ok(())
-    }
-
-    /// The `Host` values `/mcp` accepts; empty means any.
-    pub fn allowed_hosts(&self) -> Vec<String> {
-        if self.http.allowed_hosts.iter().any(|host| host == "*") {
-            return Vec::new();
-        }
-        if !self.http.allowed_hosts.is_empty() {
-            return self.http.allowed_hosts.clone();
-        }
-        let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
-        let ip = self.listen.ip();
-        if !ip.is_unspecified() && !ip.is_loopback() {
-            hosts.push(ip.to_string());
-        }
-        hosts
     }
 }
 

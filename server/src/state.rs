@@ -49,7 +49,10 @@ impl AppState {
     /// Wraps an already opened memory service and starts the agents over it (inside a Tokio
     /// runtime: agents run background tasks).
     pub fn new(config: Config, memory: Arc<MemoryService>) -> anyhow::Result<Self> {
-        let auth = Arc::new(Authenticator::from_config(&config.auth));
+        let auth = Arc::new(Authenticator::from_config(
+            &config.auth,
+            config.memory.max_id_bytes,
+        ));
         let mut metrics = Metrics::new();
         let context = ContextArchitect::start(memory.clone(), config.context.clone())
             .context("cannot start the Context Architect")?;

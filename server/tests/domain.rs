@@ -1,10 +1,12 @@
 //! The domain functions behind the MCP tools and the REST API, called directly against a real
 //! embedded memory service (SQLite + vector index in a temp dir), without HTTP.
 
-use aeterna_memory::{Identity, MemoryError};
+use aeterna_memory::MemoryError;
+use aeterna_server::auth::Principal;
 use aeterna_server::config::{Config, IdentityFields};
 use aeterna_server::domain::compat::{self, IngestRequest, RetrieveRequest};
 use aeterna_server::domain::memory::{self, AddArgs, IdArgs, ListArgs, SearchArgs, UpdateArgs};
+use aeterna_server::domain::{hindsight, notes};
 use aeterna_server::state::AppState;
 use serde_json::json;
 
@@ -18,14 +20,22 @@ async fn state(edit: impl FnOnce(&mut Config)) -> (AppState, tempfile::TempDir) 
     (AppState::open(config).await.expect("open stores"), dir)
 }
 
-fn who(tenant: &str) -> Identity {
-    Identity {
-        tenant_id: tenant.into(),
-        user_id: Some("ann".into()),
-        project_id: Some("p1".into()),
-        session_id: Some("s1".into()),
-        ..Identity::default()
-    }
+/// A caller of `tenant` whose token configures a user, a project and a session.
+fn who(tenant: &str) -> Principal {
+    Principal::new(
+        tenant,
+        IdentityFields {
+            user_id: Some("ann".into()),
+            project_id: Some("p1".into()),
+            session_id: Some("s1".into()),
+            ..IdentityFields::default()
+        },
+    )
+}
+
+/// A caller of `tenant` without identity defaults.
+fn bare(tenant: &str) -> Principal {
+    Principal::new(tenant, IdentityFields::default())
 }
 
 fn add_args(content: &str, layer: &str) -> AddArgs {
@@ -207,7 +217,7 @@ async fn bad_arguments_say_what_to_fix() {
         .await
         .expect_err("bad layer");
     assert!(message(error).contains("unknown layer `galaxy`"));
-    let error = memory::add(memory, &Identity::new("alpha"), add_args("x", "session"))
+    let error = memory::add(memory, &bare("alpha"), add_args("x", "session"))
         .await
         .expect_err("no session id");
     assert!(message(error).contains("session_id"));
@@ -237,11 +247,13 @@ async fn bad_arguments_say_what_to_fix() {
 async fn compat_ingest_and_retrieve() {
     let (state, _dir) = state(|_| {}).await;
     let memory = &state.memory;
-    let alpha = Identity {
-        tenant_id: "alpha".into(),
-        session_id: Some("s9".into()),
-        ..Identity::default()
-    };
+    let alpha = Principal::new(
+        "alpha",
+        IdentityFields {
+            session_id: Some("s9".into()),
+            ..IdentityFields::default()
+        },
+    );
     let ingest = |content: &str, source: &str| IngestRequest {
         content: content.into(),
         user_id: None,
@@ -305,8 +317,70 @@ async fn compat_ingest_and_retrieve() {
             .expect_err("top_k out of range");
         assert!(error.to_string().contains("top_k"), "{error}");
     }
-    let error = compat::ingest(memory, &Identity::new("alpha"), ingest("x", "y"))
+    let unscoped = IngestRequest {
+        session_id: None,
+        ..ingest("x", "y")
+    };
+    let error = compat::ingest(memory, &bare("alpha"), unscoped)
         .await
         .expect_err("an identity without scopes has nowhere to store");
     assert!(error.to_string().contains("session_id"), "{error}");
+}
+
+/// Identity fields are checked in one place for every tool: an over-long id is refused by
+/// name before anything is stored, by Hindsight and the Note-Taking agent as by memory.
+#[tokio::test]
+async fn every_tool_refuses_an_overlong_identity_field_by_name() {
+    let (state, _dir) = state(|_| {}).await;
+    let alpha = who("alpha");
+    let huge = "p".repeat(1 << 20);
+
+    let capture: hindsight::CaptureArgs = serde_json::from_value(json!({
+        "error_text": "error[E0308]: mismatched types",
+        "project_id": huge,
+    }))
+    .expect("capture args");
+    let error = hindsight::capture(&state.hindsight, &alpha, capture)
+        .await
+        .expect_err("a 1 MiB project_id");
+    assert!(
+        error.to_string().contains("`project_id` is 1048576 bytes"),
+        "{error}"
+    );
+    let query: hindsight::QueryArgs = serde_json::from_value(json!({
+        "error_text": "error[E0308]: mismatched types",
+    }))
+    .expect("query args");
+    let found = hindsight::query(&state.hindsight, &alpha, query)
+        .await
+        .expect("query");
+    assert_eq!(
+        serde_json::to_value(&found).expect("json")["matches"],
+        json!([]),
+        "the refused capture stored nothing"
+    );
+
+    let error = memory::add(
+        &state.memory,
+        &alpha,
+        serde_json::from_value(json!({ "content": "x", "layer": "user", "user_id": huge }))
+            .expect("add args"),
+    )
+    .await
+    .expect_err("a 1 MiB user_id");
+    assert!(error.to_string().contains("`user_id`"), "{error}");
+
+    let batch: notes::CaptureArgs = serde_json::from_value(json!({
+        "session_id": "s1",
+        "events": [
+            { "tool_name": "bash", "success": true },
+            { "tool_name": "bash", "success": true, "session_id": huge },
+        ]
+    }))
+    .expect("trajectory args");
+    let error = notes::capture(&state.notes, &alpha, batch).expect_err("a 1 MiB session_id");
+    assert!(
+        error.to_string().contains("`events[1]`: `session_id`"),
+        "{error}"
+    );
 }

@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use anyhow::Context;
 use rmcp::ServiceExt;
 
-use crate::auth::Principal;
 use crate::config::{Config, LogFormat, Overrides};
 use crate::mcp::AeternaMcp;
 use crate::state::AppState;
@@ -93,8 +92,7 @@ pub async fn run_mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
         config.validate()?;
     }
     let state = AppState::open(config).await?;
-    let default = state.auth.default_principal();
-    let principal = Principal::new(default.tenant_id.clone(), (*default.defaults).clone());
+    let principal = state.auth.default_principal().clone();
     tracing::info!(tenant = %principal.tenant_id, "serving MCP on stdio");
     let handler = AeternaMcp::for_stdio(state.clone(), principal);
     let service = handler

@@ -1,11 +1,12 @@
 //! The CC-MemEx-compatible operations behind `POST /v1/ingest-context` and
 //! `POST /v1/retrieve-context`, for clients that do not speak MCP.
 
-use aeterna_memory::{Identity, Layer, MemoryError, MemoryService, SearchRequest, Timestamp};
+use aeterna_memory::{Layer, MemoryError, MemoryService, SearchRequest, Timestamp};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::memory::{object_or_empty, parse_layer};
+use crate::auth::Principal;
 
 /// The bounds of `top_k`.
 pub const TOP_K_RANGE: std::ops::RangeInclusive<usize> = 1..=50;
@@ -98,9 +99,10 @@ impl RetrieveRequest {
 /// Stores the context durably; returns only after the write committed.
 pub async fn ingest(
     memory: &MemoryService,
-    who: &Identity,
+    caller: &Principal,
     request: IngestRequest,
 ) -> Result<IngestResponse, MemoryError> {
+    let who = &caller.identity(&request.identity_fields())?;
     let layer = match request.layer.as_deref() {
         Some(layer) => parse_layer("layer", layer)?,
         None => [Layer::Session, Layer::User, Layer::Project]
@@ -137,9 +139,10 @@ pub async fn ingest(
 pub async fn retrieve(
     memory: &MemoryService,
     max_page_size: usize,
-    who: &Identity,
+    caller: &Principal,
     request: RetrieveRequest,
 ) -> Result<RetrieveResponse, MemoryError> {
+    let who = &caller.identity(&request.identity_fields())?;
     if request.query.trim().is_empty() {
         return Err(MemoryError::invalid(
             "`query` is empty; say what to look for",

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::memory::parse_layer;
 use super::schema::{layer_list_schema, layer_schema};
+use crate::auth::Principal;
 use crate::config::IdentityFields;
 
 /// Arguments of `context_assemble`.
@@ -95,9 +96,10 @@ fn parse_depth(depth: Option<&str>) -> Result<Depth, ContextError> {
 
 pub async fn assemble(
     context: &ContextArchitect,
-    who: &Identity,
+    caller: &Principal,
     args: AssembleArgs,
 ) -> Result<Arc<AssembledContext>, ContextError> {
+    let who = &caller.identity(&args.identity)?;
     let request = AssembleRequest {
         query: args.query,
         token_budget: args.token_budget,
@@ -109,22 +111,43 @@ pub async fn assemble(
 
 pub async fn summary_get(
     context: &ContextArchitect,
-    who: &Identity,
+    caller: &Principal,
     args: SummaryGetArgs,
 ) -> Result<LayerSummary, ContextError> {
+    let who = &caller.identity(&args.identity)?;
     let layer = parse_layer("layer", &args.layer)?;
     let depth = parse_depth(args.depth.as_deref())?;
     context.summary(who, layer, depth).await
 }
 
-pub async fn summary_refresh(
+/// The identity and the layers a `summary_refresh` covers: those requested, or every layer
+/// the caller can see, narrowest first.
+pub fn refresh_plan(
+    caller: &Principal,
+    args: SummaryRefreshArgs,
+) -> Result<(Identity, Vec<Layer>), ContextError> {
+    let who = caller.identity(&args.identity)?;
+    let layers = match parse_layers(args.layers)? {
+        Some(mut layers) => {
+            layers.sort_unstable();
+            layers.dedup();
+            layers
+        }
+        None => Layer::ALL
+            .into_iter()
+            .filter(|layer| who.scope(*layer).is_some())
+            .collect(),
+    };
+    Ok((who, layers))
+}
+
+/// Regenerates the summaries of one layer of `who`.
+pub async fn refresh_layer(
     context: &ContextArchitect,
     who: &Identity,
-    args: SummaryRefreshArgs,
-) -> Result<Refreshed, ContextError> {
-    let layers = parse_layers(args.layers)?;
-    let refreshed = context.refresh(who, layers.as_deref()).await?;
-    Ok(Refreshed { refreshed })
+    layer: Layer,
+) -> Result<Vec<RefreshOutcome>, ContextError> {
+    context.refresh(who, Some(&[layer])).await
 }
 
 #[cfg(test)]

@@ -6,12 +6,13 @@ use aeterna_hindsight::{
     FeedbackRequest, FileChange, HindsightError, HindsightService, Language, Promotion,
     PromotionStatus, QueryOutcome, QueryRequest, ResolveOutcome, ResolveRequest,
 };
-use aeterna_memory::{Identity, Layer};
+use aeterna_memory::Layer;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::memory::parse_layer;
+use crate::auth::Principal;
 use crate::config::IdentityFields;
 
 /// Promotions listed when the caller does not say.
@@ -185,9 +186,10 @@ impl SignatureArgs {
 
 pub async fn capture(
     hindsight: &HindsightService,
-    who: &Identity,
+    caller: &Principal,
     args: CaptureArgs,
 ) -> Result<CaptureOutcome, HindsightError> {
+    let who = &caller.identity(&args.identity)?;
     let layer = layer("layer", args.layer.as_deref())?;
     hindsight
         .capture(
@@ -202,9 +204,10 @@ pub async fn capture(
 
 pub async fn query(
     hindsight: &HindsightService,
-    who: &Identity,
+    caller: &Principal,
     args: QueryArgs,
 ) -> Result<QueryOutcome, HindsightError> {
+    let who = &caller.identity(&args.identity)?;
     let signature = args
         .signature
         .map(SignatureArgs::into_signature)
@@ -220,9 +223,10 @@ pub async fn query(
 
 pub async fn resolve(
     hindsight: &HindsightService,
-    who: &Identity,
+    caller: &Principal,
     args: ResolveArgs,
 ) -> Result<ResolveOutcome, HindsightError> {
+    let who = &caller.identity(&args.identity)?;
     let request = ResolveRequest {
         signature_id: args
             .signature_id
@@ -249,9 +253,10 @@ pub async fn resolve(
 
 pub async fn feedback(
     hindsight: &HindsightService,
-    who: &Identity,
+    caller: &Principal,
     args: FeedbackArgs,
 ) -> Result<FeedbackOutcome, HindsightError> {
+    let who = &caller.identity(&args.identity)?;
     let request = FeedbackRequest {
         resolution_id: id("resolution_id", &args.resolution_id)?,
         success: args.success,
@@ -262,9 +267,10 @@ pub async fn feedback(
 
 pub async fn approve(
     hindsight: &HindsightService,
-    who: &Identity,
+    caller: &Principal,
     args: ApproveArgs,
 ) -> Result<Promotion, HindsightError> {
+    let who = &caller.identity(&args.identity)?;
     let request = ApproveRequest {
         promotion_id: id("promotion_id", &args.promotion_id)?,
         approve: args.approve.unwrap_or(true),
@@ -274,9 +280,10 @@ pub async fn approve(
 
 pub async fn promotions(
     hindsight: &HindsightService,
-    who: &Identity,
+    caller: &Principal,
     args: PromotionsArgs,
 ) -> Result<PromotionList, HindsightError> {
+    let who = &caller.identity(&args.identity)?;
     let status = match args.status.as_deref().map(str::trim) {
         None | Some("") => None,
         Some("pending") => Some(PromotionStatus::Pending),

@@ -2,14 +2,15 @@
 //! schemas agents see) and plain async functions over [`MemoryService`].
 
 use aeterna_memory::{
-    AddOutcome, Identity, Layer, ListRequest, MemoryError, MemoryPatch, MemoryRecord,
-    MemoryService, NewMemory, Page, SearchHit, SearchRequest,
+    AddOutcome, Layer, ListRequest, MemoryError, MemoryPatch, MemoryRecord, MemoryService,
+    NewMemory, Page, SearchHit, SearchRequest,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::schema::{layer_list_schema, layer_schema};
+use crate::auth::Principal;
 use crate::config::IdentityFields;
 
 /// Results per search when the caller does not say.
@@ -124,9 +125,10 @@ pub struct Deleted {
 /// Stores a memory in the caller's scope for the requested layer.
 pub async fn add(
     memory: &MemoryService,
-    who: &Identity,
+    caller: &Principal,
     args: AddArgs,
 ) -> Result<AddOutcome, MemoryError> {
+    let who = &caller.identity(&args.identity)?;
     let layer = parse_layer("layer", &args.layer)?;
     memory
         .add(
@@ -144,17 +146,19 @@ pub async fn add(
 
 pub async fn get(
     memory: &MemoryService,
-    who: &Identity,
+    caller: &Principal,
     args: IdArgs,
 ) -> Result<MemoryRecord, MemoryError> {
+    let who = &caller.identity(&args.identity)?;
     memory.get(who, parse_id(&args.id)?).await
 }
 
 pub async fn search(
     memory: &MemoryService,
-    who: &Identity,
+    caller: &Principal,
     args: SearchArgs,
 ) -> Result<SearchResult, MemoryError> {
+    let who = &caller.identity(&args.identity)?;
     if args.query.trim().is_empty() {
         return Err(MemoryError::invalid(
             "`query` is empty; say what to look for",
@@ -184,9 +188,10 @@ pub async fn search(
 
 pub async fn list(
     memory: &MemoryService,
-    who: &Identity,
+    caller: &Principal,
     args: ListArgs,
 ) -> Result<Page, MemoryError> {
+    let who = &caller.identity(&args.identity)?;
     memory
         .list(
             who,
@@ -204,9 +209,10 @@ pub async fn list(
 
 pub async fn update(
     memory: &MemoryService,
-    who: &Identity,
+    caller: &Principal,
     args: UpdateArgs,
 ) -> Result<MemoryRecord, MemoryError> {
+    let who = &caller.identity(&args.identity)?;
     let id = parse_id(&args.id)?;
     if args.content.is_none() && args.tags.is_none() && args.metadata.is_none() {
         return Err(MemoryError::invalid(
@@ -223,9 +229,10 @@ pub async fn update(
 
 pub async fn delete(
     memory: &MemoryService,
-    who: &Identity,
+    caller: &Principal,
     args: IdArgs,
 ) -> Result<Deleted, MemoryError> {
+    let who = &caller.identity(&args.identity)?;
     let id = parse_id(&args.id)?;
     memory.delete(who, id).await?;
     Ok(Deleted { id, deleted: true })

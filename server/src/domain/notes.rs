@@ -2,7 +2,7 @@
 //! and `note_get`: argument types (with the JSON schemas agents see) and plain functions over
 //! [`NotesService`].
 
-use aeterna_memory::{Identity, MemoryError};
+use aeterna_memory::MemoryError;
 use aeterna_notes::{
     CaptureReceipt, DistillOutcome, Note, NoteListRequest, NotePage, NotesError, NotesService,
     TrajectoryEvent,
@@ -83,6 +83,7 @@ pub fn capture(
     caller: &Principal,
     args: CaptureArgs,
 ) -> Result<CaptureReceipt, NotesError> {
+    let batched = args.events.is_some();
     let events = match (args.event, args.events) {
         (Some(event), None) => vec![event],
         (None, Some(events)) => events,
@@ -99,23 +100,34 @@ pub fn capture(
     };
     let events = events
         .into_iter()
-        .map(|item| {
-            let who = caller.identity(&item.identity.or(&args.identity));
-            (who, item.event)
+        .enumerate()
+        .map(|(index, item)| {
+            let who = caller
+                .identity(&item.identity.or(&args.identity))
+                .map_err(|error| match batched {
+                    true => NotesError::invalid(format!("`events[{index}]`: {error}")),
+                    false => error.into(),
+                })?;
+            Ok((who, item.event))
         })
-        .collect();
+        .collect::<Result<_, NotesError>>()?;
     notes.capture(events)
 }
 
-pub async fn distill(notes: &NotesService, who: &Identity) -> Result<DistillOutcome, NotesError> {
-    notes.distill(who).await
+pub async fn distill(
+    notes: &NotesService,
+    caller: &Principal,
+    args: DistillArgs,
+) -> Result<DistillOutcome, NotesError> {
+    notes.distill(&caller.identity(&args.identity)?).await
 }
 
 pub async fn list(
     notes: &NotesService,
-    who: &Identity,
+    caller: &Principal,
     args: NoteListArgs,
 ) -> Result<NotePage, NotesError> {
+    let who = &caller.identity(&args.identity)?;
     let layers = args
         .layers
         .map(|layers| {
@@ -140,9 +152,10 @@ pub async fn list(
 
 pub async fn get(
     notes: &NotesService,
-    who: &Identity,
+    caller: &Principal,
     args: NoteGetArgs,
 ) -> Result<Note, NotesError> {
+    let who = &caller.identity(&args.identity)?;
     let id = parse_id(&args.id).map_err(|_| {
         NotesError::invalid(format!(
             "`id` {:?} is not a note id; ids are UUIDs such as those note_list returns",
@@ -169,7 +182,7 @@ mod tests {
         let caller = Principal::new("acme", fields(Some("token-session"), Some("token-project")));
         let call = fields(Some("call-session"), None);
         let event = fields(None, Some("event-project"));
-        let who = caller.identity(&event.or(&call));
+        let who = caller.identity(&event.or(&call)).expect("short ids");
         assert_eq!(who.session_id.as_deref(), Some("call-session"));
         assert_eq!(who.project_id.as_deref(), Some("event-project"));
         assert_eq!(who.tenant_id, "acme");

@@ -1,4 +1,6 @@
-//! JSON errors of the HTTP API: `{"error": {"code": "...", "message": "..."}}`.
+//! Errors of the HTTP surface. REST and operations routes answer
+//! `{"error": {"code": "...", "message": "..."}}`; `/mcp` answers a JSON-RPC error object, so
+//! an MCP client can read why its request was refused before it reached the protocol layer.
 
 use aeterna_memory::MemoryError;
 use axum::Json;
@@ -93,6 +95,50 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
             Ok(Json(value)) => Ok(ApiJson(value)),
             Err(rejection) => Err(rejection.into()),
         }
+    }
+}
+
+/// JSON-RPC error codes used before a request reaches the MCP handler.
+pub mod jsonrpc_code {
+    /// The body is not JSON.
+    pub const PARSE_ERROR: i32 = -32700;
+    /// The JSON is not a JSON-RPC 2.0 message.
+    pub const INVALID_REQUEST: i32 = -32600;
+    /// The message is well-formed but its `params` are not what the method takes.
+    pub const INVALID_PARAMS: i32 = -32602;
+    /// Refused by the transport (forbidden, unknown session, too many sessions, …).
+    pub const TRANSPORT: i32 = -32000;
+}
+
+/// A JSON-RPC error response with `status`; `id` is the request's, or `null` when unknown.
+pub fn jsonrpc_error(
+    status: StatusCode,
+    id: Option<&serde_json::value::RawValue>,
+    code: i32,
+    message: impl Into<String>,
+) -> Response {
+    let id = id
+        .and_then(|id| serde_json::from_str::<serde_json::Value>(id.get()).ok())
+        .unwrap_or(serde_json::Value::Null);
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": { "code": code, "message": message.into() },
+    });
+    (status, Json(body)).into_response()
+}
+
+/// A refusal in the shape the route speaks: JSON-RPC on `/mcp`, [`ApiError`] elsewhere.
+pub fn reject(
+    path: &str,
+    status: StatusCode,
+    code: &'static str,
+    message: impl Into<String>,
+) -> Response {
+    if path == "/mcp" {
+        jsonrpc_error(status, None, jsonrpc_code::TRANSPORT, message)
+    } else {
+        ApiError::new(status, code, message).into_response()
     }
 }
 

@@ -2,13 +2,14 @@
 //! Each builds the caller's identity, calls [`crate::domain::context`] and shapes the result.
 
 use aeterna_context::ContextError;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Serialize;
 
+use super::params::Parameters;
+use super::progress::Progress;
 use super::{AeternaMcp, Caller, respond};
-use crate::domain::context::{self, AssembleArgs, SummaryGetArgs, SummaryRefreshArgs};
+use crate::domain::context::{self, AssembleArgs, Refreshed, SummaryGetArgs, SummaryRefreshArgs};
 
 /// [`respond`] for the Context Architect's errors.
 fn answer<T: Serialize>(tool: &str, result: Result<T, ContextError>) -> CallToolResult {
@@ -47,10 +48,9 @@ impl AeternaMcp {
         Caller(caller): Caller,
         Parameters(args): Parameters<AssembleArgs>,
     ) -> CallToolResult {
-        let who = caller.identity(&args.identity);
         answer(
             "context_assemble",
-            context::assemble(&self.state.context, &who, args).await,
+            context::assemble(&self.state.context, &caller, args).await,
         )
     }
 
@@ -69,10 +69,9 @@ impl AeternaMcp {
         Caller(caller): Caller,
         Parameters(args): Parameters<SummaryGetArgs>,
     ) -> CallToolResult {
-        let who = caller.identity(&args.identity);
         answer(
             "summary_get",
-            context::summary_get(&self.state.context, &who, args).await,
+            context::summary_get(&self.state.context, &caller, args).await,
         )
     }
 
@@ -91,12 +90,21 @@ impl AeternaMcp {
     async fn summary_refresh(
         &self,
         Caller(caller): Caller,
+        progress: Progress,
         Parameters(args): Parameters<SummaryRefreshArgs>,
     ) -> CallToolResult {
-        let who = caller.identity(&args.identity);
-        answer(
-            "summary_refresh",
-            context::summary_refresh(&self.state.context, &who, args).await,
-        )
+        let result = async {
+            let (who, layers) = context::refresh_plan(&caller, args)?;
+            let mut refreshed = Vec::with_capacity(layers.len());
+            for (done, layer) in layers.iter().enumerate() {
+                let message = format!("refreshing the {layer} layer");
+                progress.report(done, layers.len(), message).await;
+                let outcomes = context::refresh_layer(&self.state.context, &who, *layer).await?;
+                refreshed.extend(outcomes);
+            }
+            progress.report(layers.len(), layers.len(), "done").await;
+            Ok::<_, ContextError>(Refreshed { refreshed })
+        };
+        answer("summary_refresh", result.await)
     }
 }

@@ -3,11 +3,11 @@
 //! caller's identity, calls [`crate::domain::hindsight`] and shapes the result.
 
 use aeterna_hindsight::HindsightError;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Serialize;
 
+use super::params::Parameters;
 use super::{AeternaMcp, Caller, respond};
 use crate::domain::hindsight::{
     self, ApproveArgs, CaptureArgs, FeedbackArgs, PromotionsArgs, QueryArgs, ResolveArgs,
@@ -50,10 +50,9 @@ impl AeternaMcp {
         Caller(caller): Caller,
         Parameters(args): Parameters<CaptureArgs>,
     ) -> CallToolResult {
-        let who = caller.identity(&args.identity);
         answer(
             "hindsight_capture",
-            hindsight::capture(&self.state.hindsight, &who, args).await,
+            hindsight::capture(&self.state.hindsight, &caller, args).await,
         )
     }
 
@@ -74,10 +73,9 @@ impl AeternaMcp {
         Caller(caller): Caller,
         Parameters(args): Parameters<QueryArgs>,
     ) -> CallToolResult {
-        let who = caller.identity(&args.identity);
         answer(
             "hindsight_query",
-            hindsight::query(&self.state.hindsight, &who, args).await,
+            hindsight::query(&self.state.hindsight, &caller, args).await,
         )
     }
 
@@ -99,10 +97,9 @@ impl AeternaMcp {
         Caller(caller): Caller,
         Parameters(args): Parameters<ResolveArgs>,
     ) -> CallToolResult {
-        let who = caller.identity(&args.identity);
         answer(
             "hindsight_resolve",
-            hindsight::resolve(&self.state.hindsight, &who, args).await,
+            hindsight::resolve(&self.state.hindsight, &caller, args).await,
         )
     }
 
@@ -124,10 +121,9 @@ impl AeternaMcp {
         Caller(caller): Caller,
         Parameters(args): Parameters<FeedbackArgs>,
     ) -> CallToolResult {
-        let who = caller.identity(&args.identity);
         answer(
             "hindsight_feedback",
-            hindsight::feedback(&self.state.hindsight, &who, args).await,
+            hindsight::feedback(&self.state.hindsight, &caller, args).await,
         )
     }
 
@@ -148,10 +144,9 @@ impl AeternaMcp {
         Caller(caller): Caller,
         Parameters(args): Parameters<ApproveArgs>,
     ) -> CallToolResult {
-        let who = caller.identity(&args.identity);
         answer(
             "hindsight_approve",
-            hindsight::approve(&self.state.hindsight, &who, args).await,
+            hindsight::approve(&self.state.hindsight, &caller, args).await,
         )
     }
 
@@ -170,10 +165,9 @@ impl AeternaMcp {
         Caller(caller): Caller,
         Parameters(args): Parameters<PromotionsArgs>,
     ) -> CallToolResult {
-        let who = caller.identity(&args.identity);
         answer(
             "hindsight_promotions",
-            hindsight::promotions(&self.state.hindsight, &who, args).await,
+            hindsight::promotions(&self.state.hindsight, &caller, args).await,
         )
     }
 }

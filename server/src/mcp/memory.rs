@@ -1,9 +1,9 @@
 //! The `memory_*` tools: layered memory for any MCP client.
 
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 
+use super::params::Parameters;
 use super::{AeternaMcp, Caller, respond};
 use crate::domain::memory::{self, AddArgs, IdArgs, ListArgs, SearchArgs, UpdateArgs};
 
@@ -27,10 +27,9 @@ impl AeternaMcp {
         Caller(caller): Caller,
         Parameters(args): Parameters<AddArgs>,
     ) -> CallToolResult {
-        let who = caller.identity(&args.identity);
         respond(
             "memory_add",
-            memory::add(&self.state.memory, &who, args).await,
+            memory::add(&self.state.memory, &caller, args).await,
         )
     }
 
@@ -48,10 +47,9 @@ impl AeternaMcp {
         Caller(caller): Caller,
         Parameters(args): Parameters<IdArgs>,
     ) -> CallToolResult {
-        let who = caller.identity(&args.identity);
         respond(
             "memory_get",
-            memory::get(&self.state.memory, &who, args).await,
+            memory::get(&self.state.memory, &caller, args).await,
         )
     }
 
@@ -70,10 +68,9 @@ impl AeternaMcp {
         Caller(caller): Caller,
         Parameters(args): Parameters<SearchArgs>,
     ) -> CallToolResult {
-        let who = caller.identity(&args.identity);
         respond(
             "memory_search",
-            memory::search(&self.state.memory, &who, args).await,
+            memory::search(&self.state.memory, &caller, args).await,
         )
     }
 
@@ -92,10 +89,9 @@ impl AeternaMcp {
         Caller(caller): Caller,
         Parameters(args): Parameters<ListArgs>,
     ) -> CallToolResult {
-        let who = caller.identity(&args.identity);
         respond(
             "memory_list",
-            memory::list(&self.state.memory, &who, args).await,
+            memory::list(&self.state.memory, &caller, args).await,
         )
     }
 
@@ -116,10 +112,9 @@ impl AeternaMcp {
         Caller(caller): Caller,
         Parameters(args): Parameters<UpdateArgs>,
     ) -> CallToolResult {
-        let who = caller.identity(&args.identity);
         respond(
             "memory_update",
-            memory::update(&self.state.memory, &who, args).await,
+            memory::update(&self.state.memory, &caller, args).await,
         )
     }
 
@@ -140,10 +135,9 @@ impl AeternaMcp {
         Caller(caller): Caller,
         Parameters(args): Parameters<IdArgs>,
     ) -> CallToolResult {
-        let who = caller.identity(&args.identity);
         respond(
             "memory_delete",
-            memory::delete(&self.state.memory, &who, args).await,
+            memory::delete(&self.state.memory, &caller, args).await,
         )
     }
 }

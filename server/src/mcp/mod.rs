@@ -7,10 +7,14 @@
 //! errors that name the tool. Tools themselves stay a few lines: parse, call `crate::domain`,
 //! shape the result with [`respond`].
 
+mod completion;
 mod context;
 mod hindsight;
 mod memory;
 mod notes;
+mod params;
+mod progress;
+mod prompts;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -19,7 +23,8 @@ use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
 };
@@ -104,6 +109,34 @@ impl AeternaMcp {
             .and_then(|parts| parts.extensions.get::<Principal>())
             .cloned()
     }
+
+    /// The caller of a request other than a tool call (resources, prompts, completions).
+    fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Principal, ErrorData> {
+        self.principal(context).ok_or_else(|| {
+            // The HTTP layer authenticates before MCP sees a request; reaching this is a bug.
+            tracing::error!("an MCP request without an authenticated caller");
+            ErrorData::internal_error("the request carries no authenticated caller", None)
+        })
+    }
+
+    /// Runs a request other than a tool call in `span`, counted and timed like a tool call.
+    async fn measured<T>(
+        &self,
+        operation: &'static str,
+        span: tracing::Span,
+        work: impl Future<Output = Result<T, ErrorData>>,
+    ) -> Result<T, ErrorData> {
+        let started = Instant::now();
+        let result = work.instrument(span).await;
+        let outcome = match result {
+            Ok(_) => Outcome::Ok,
+            Err(_) => Outcome::Error,
+        };
+        self.state
+            .metrics
+            .record_call(operation, outcome, started.elapsed());
+        result
+    }
 }
 
 #[tool_handler(router = self.tools)]
@@ -113,6 +146,8 @@ impl ServerHandler for AeternaMcp {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
+                .enable_prompts()
+                .enable_completions()
                 .build(),
         )
         .with_server_info(Implementation::new("aeterna", env!("CARGO_PKG_VERSION")))
@@ -144,6 +179,48 @@ impl ServerHandler for AeternaMcp {
         notes::read_resource(self, request, context)
             .await
             .map(Into::into)
+    }
+
+    /// Prompts fill their message from the caller's memory (see [`prompts`]).
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(prompts::list())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let caller = self.caller(&context)?;
+        let span =
+            tracing::info_span!("prompt_get", prompt = %request.name, tenant = %caller.tenant_id);
+        self.measured(
+            "prompts/get",
+            span,
+            prompts::get(&self.state, &caller, request),
+        )
+        .await
+        .map(Into::into)
+    }
+
+    /// Suggestions for note ids and layer names (see [`completion`]).
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let caller = self.caller(&context)?;
+        let span = tracing::info_span!("complete", argument = %request.argument.name, tenant = %caller.tenant_id);
+        self.measured(
+            "completion/complete",
+            span,
+            completion::complete(&self.state, &caller, request),
+        )
+        .await
     }
 
     async fn call_tool(
@@ -204,7 +281,7 @@ impl ServerHandler for AeternaMcp {
 fn name_argument_errors(tool: &str, result: &mut CallToolResult) {
     for block in &mut result.content {
         if let Some(text) = block.as_text()
-            && let Some(detail) = text.text.strip_prefix("failed to deserialize parameters:")
+            && let Some(detail) = text.text.strip_prefix(params::ARGUMENT_ERROR_PREFIX)
         {
             *block = ContentBlock::text(format!(
                 "{tool}: invalid arguments:{detail}; the tool's inputSchema (tools/list) lists \

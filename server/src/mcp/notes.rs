@@ -2,10 +2,7 @@
 //! `note_get`) and its MCP resources: every note of the caller's tenant as
 //! `aeterna://notes/{id}`, Markdown for people plus a JSON twin with the metadata.
 
-use std::time::Instant;
-
 use aeterna_notes::{Note, NotesError, note};
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CacheScope, CallToolResult, ContentBlock, ListResourceTemplatesResult, ListResourcesResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult, Resource,
@@ -14,13 +11,12 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, tool, tool_router};
 use serde::Serialize;
-use tracing::Instrument;
 
+use super::params::Parameters;
+use super::progress::Progress;
 use super::{AeternaMcp, Caller, respond};
-use crate::auth::Principal;
 use crate::config::IdentityFields;
 use crate::domain::notes::{self, CaptureArgs, DistillArgs, NoteGetArgs, NoteListArgs};
-use crate::metrics::Outcome;
 
 const MARKDOWN: &str = "text/markdown";
 const JSON: &str = "application/json";
@@ -88,13 +84,15 @@ impl AeternaMcp {
     async fn note_distill(
         &self,
         Caller(caller): Caller,
+        progress: Progress,
         Parameters(args): Parameters<DistillArgs>,
     ) -> CallToolResult {
-        let who = caller.identity(&args.identity);
-        answer(
-            "note_distill",
-            notes::distill(&self.state.notes, &who).await,
-        )
+        progress
+            .report(0, 1, "distilling the session's events")
+            .await;
+        let result = notes::distill(&self.state.notes, &caller, args).await;
+        progress.report(1, 1, "done").await;
+        answer("note_distill", result)
     }
 
     /// List notes newest first (title, quality, session, event count, tags), one page at a
@@ -108,10 +106,9 @@ impl AeternaMcp {
         Caller(caller): Caller,
         Parameters(args): Parameters<NoteListArgs>,
     ) -> CallToolResult {
-        let who = caller.identity(&args.identity);
         answer(
             "note_list",
-            notes::list(&self.state.notes, &who, args).await,
+            notes::list(&self.state.notes, &caller, args).await,
         )
     }
 
@@ -126,8 +123,7 @@ impl AeternaMcp {
         Caller(caller): Caller,
         Parameters(args): Parameters<NoteGetArgs>,
     ) -> CallToolResult {
-        let who = caller.identity(&args.identity);
-        match notes::get(&self.state.notes, &who, args).await {
+        match notes::get(&self.state.notes, &caller, args).await {
             Ok(note) => {
                 let mut result = respond("note_get", Ok(&note));
                 if result.is_error != Some(true) {
@@ -165,41 +161,15 @@ fn resource(note: &aeterna_notes::NoteSummary) -> Resource {
         .with_mime_type(MARKDOWN)
 }
 
-/// The caller of a resource request, as for tool calls.
-fn principal(
-    mcp: &AeternaMcp,
-    context: &RequestContext<RoleServer>,
-) -> Result<Principal, ErrorData> {
-    mcp.principal(context).ok_or_else(|| {
-        tracing::error!("resource request without an authenticated caller");
-        ErrorData::internal_error("the request carries no authenticated caller", None)
-    })
-}
-
-/// Counts and times a resource request like a tool call.
-async fn measured<T>(
-    mcp: &AeternaMcp,
-    operation: &'static str,
-    span: tracing::Span,
-    work: impl Future<Output = Result<T, ErrorData>>,
-) -> Result<T, ErrorData> {
-    let started = Instant::now();
-    let result = work.instrument(span).await;
-    let outcome = if result.is_ok() {
-        Outcome::Ok
-    } else {
-        Outcome::Error
-    };
-    mcp.state
-        .metrics
-        .record_call(operation, outcome, started.elapsed());
-    result
-}
-
-fn storage_error(error: NotesError) -> ErrorData {
+/// The MCP error for a failed resource request; `uri` is the resource asked for, which
+/// not-found errors carry as `data.uri`.
+fn storage_error(error: NotesError, uri: Option<&str>) -> ErrorData {
     match error {
         NotesError::NotFound(_) | NotesError::Memory(aeterna_memory::MemoryError::NotFound(_)) => {
-            ErrorData::resource_not_found(error.to_string(), None)
+            ErrorData::resource_not_found(
+                error.to_string(),
+                uri.map(|uri| serde_json::json!({ "uri": uri })),
+            )
         }
         NotesError::InvalidInput(_)
         | NotesError::Memory(aeterna_memory::MemoryError::InvalidInput(_)) => {
@@ -218,17 +188,19 @@ pub(super) async fn list_resources(
     request: Option<PaginatedRequestParams>,
     context: RequestContext<RoleServer>,
 ) -> Result<ListResourcesResult, ErrorData> {
-    let caller = principal(mcp, &context)?;
+    let caller = mcp.caller(&context)?;
     let span = tracing::info_span!("resources_list", tenant = %caller.tenant_id);
-    measured(mcp, "resources/list", span, async {
-        let who = caller.identity(&IdentityFields::default());
+    mcp.measured("resources/list", span, async {
+        let who = caller
+            .identity(&IdentityFields::default())
+            .map_err(|error| storage_error(error.into(), None))?;
         let cursor = request.and_then(|request| request.cursor);
         let page = mcp
             .state
             .notes
             .tenant_notes(&who, cursor.as_deref(), RESOURCE_PAGE)
             .await
-            .map_err(storage_error)?;
+            .map_err(|error| storage_error(error, None))?;
         let mut result =
             ListResourcesResult::with_all_items(page.notes.iter().map(resource).collect());
         result.next_cursor = page.next_cursor;
@@ -256,21 +228,28 @@ pub(super) async fn read_resource(
     request: ReadResourceRequestParams,
     context: RequestContext<RoleServer>,
 ) -> Result<ReadResourceResult, ErrorData> {
-    let caller = principal(mcp, &context)?;
+    let caller = mcp.caller(&context)?;
     let uri = request.uri;
     let span = tracing::info_span!("resources_read", tenant = %caller.tenant_id, uri = %uri);
-    measured(mcp, "resources/read", span, async {
+    mcp.measured("resources/read", span, async {
         let Some(id) = note::id_from_uri(&uri) else {
             return Err(ErrorData::resource_not_found(
                 format!(
                     "no resource `{uri}`: notes are `{}{{id}}` with a UUID id (resources/list shows them)",
                     note::URI_PREFIX
                 ),
-                None,
+                Some(serde_json::json!({ "uri": uri })),
             ));
         };
-        let who = caller.identity(&IdentityFields::default());
-        let note = mcp.state.notes.get(&who, id).await.map_err(storage_error)?;
+        let who = caller
+            .identity(&IdentityFields::default())
+            .map_err(|error| storage_error(error.into(), Some(&uri)))?;
+        let note = mcp
+            .state
+            .notes
+            .get(&who, id)
+            .await
+            .map_err(|error| storage_error(error, Some(&uri)))?;
         let json = serde_json::to_string(&note).map_err(|error| {
             ErrorData::internal_error(format!("cannot encode the note: {error}"), None)
         })?;

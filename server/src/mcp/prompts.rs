@@ -1,0 +1,307 @@
+//! MCP prompts: ready-made starts for the moments memory helps most. Each fills its message
+//! from the caller's own memory, so a user picking one in their client gets a message that
+//! already carries what is known.
+//!
+//! * `start-task` — the task, with the context the Context Architect assembles for it;
+//! * `fix-error` — a failure's output, with the fixes Hindsight knows for it;
+//! * `record-lesson` — how to store a lesson so later searches find it.
+//!
+//! Arguments are strings (as the protocol has them); identity arguments (`project_id`, …)
+//! scope the lookup like a tool call's. A missing or wrong argument is a `-32602` error that
+//! names it.
+
+use aeterna_memory::Layer;
+use rmcp::ErrorData;
+use rmcp::model::{
+    GetPromptRequestParams, GetPromptResult, JsonObject, ListPromptsResult, Prompt, PromptArgument,
+    PromptMessage, Role,
+};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use crate::auth::Principal;
+use crate::config::IdentityFields;
+use crate::domain::context::{self, AssembleArgs};
+use crate::domain::hindsight::{self, QueryArgs};
+use crate::domain::memory::parse_layer;
+use crate::state::AppState;
+
+pub const START_TASK: &str = "start-task";
+pub const FIX_ERROR: &str = "fix-error";
+pub const RECORD_LESSON: &str = "record-lesson";
+
+/// The identity arguments every prompt accepts.
+const IDENTITY_ARGUMENTS: [(&str, &str); 3] = [
+    (
+        "project_id",
+        "The project or repository (defaults to your token's)",
+    ),
+    (
+        "session_id",
+        "The working session (defaults to your token's)",
+    ),
+    ("user_id", "The user (defaults to your token's)"),
+];
+
+/// `prompts/list`.
+pub fn list() -> ListPromptsResult {
+    let with_identity = |mut arguments: Vec<PromptArgument>| {
+        arguments.extend(IDENTITY_ARGUMENTS.iter().map(|(name, description)| {
+            PromptArgument::new(*name)
+                .with_description(*description)
+                .with_required(false)
+        }));
+        Some(arguments)
+    };
+    let required = |name: &str, description: &str| {
+        PromptArgument::new(name)
+            .with_description(description)
+            .with_required(true)
+    };
+    ListPromptsResult::with_all_items(vec![
+        Prompt::new(
+            START_TASK,
+            Some("Start a task with what memory knows about it: the most relevant memories and layer summaries, within a token budget"),
+            with_identity(vec![required("task", "The task, in a sentence or a few keywords")]),
+        )
+        .with_title("Start a task with context"),
+        Prompt::new(
+            FIX_ERROR,
+            Some("Fix a failing build, test or command with the fixes that worked before for the same kind of error"),
+            with_identity(vec![required(
+                "error_output",
+                "The raw output of the failing compiler, test run or command",
+            )]),
+        )
+        .with_title("Fix an error with hindsight"),
+        Prompt::new(
+            RECORD_LESSON,
+            Some("Record a lesson, decision or convention in long-term memory so later tasks find it"),
+            with_identity(vec![
+                required("lesson", "What was learned, in your own words"),
+                PromptArgument::new("layer")
+                    .with_description("Where it applies: agent, user, session, project (default), team, org or company")
+                    .with_required(false),
+            ]),
+        )
+        .with_title("Record a lesson"),
+    ])
+}
+
+#[derive(Deserialize)]
+struct StartTaskArguments {
+    task: String,
+    #[serde(flatten)]
+    identity: IdentityFields,
+}
+
+#[derive(Deserialize)]
+struct FixErrorArguments {
+    error_output: String,
+    #[serde(flatten)]
+    identity: IdentityFields,
+}
+
+#[derive(Deserialize)]
+struct RecordLessonArguments {
+    lesson: String,
+    #[serde(default)]
+    layer: Option<String>,
+}
+
+/// `prompts/get` for `caller`.
+pub async fn get(
+    state: &AppState,
+    caller: &Principal,
+    request: GetPromptRequestParams,
+) -> Result<GetPromptResult, ErrorData> {
+    let name = request.name.as_str();
+    let arguments = request.arguments.unwrap_or_default();
+    match name {
+        START_TASK => start_task(state, caller, parse(name, arguments)?).await,
+        FIX_ERROR => fix_error(state, caller, parse(name, arguments)?).await,
+        RECORD_LESSON => record_lesson(name, parse(name, arguments)?),
+        _ => Err(ErrorData::invalid_params(
+            format!(
+                "unknown prompt `{name}`: this server offers {START_TASK}, {FIX_ERROR} and \
+                 {RECORD_LESSON} (prompts/list)"
+            ),
+            None,
+        )),
+    }
+}
+
+async fn start_task(
+    state: &AppState,
+    caller: &Principal,
+    arguments: StartTaskArguments,
+) -> Result<GetPromptResult, ErrorData> {
+    let task = required(START_TASK, "task", arguments.task)?;
+    let assembled = context::assemble(
+        &state.context,
+        caller,
+        AssembleArgs {
+            query: task.clone(),
+            token_budget: None,
+            layers: None,
+            min_relevance: None,
+            identity: arguments.identity,
+        },
+    )
+    .await
+    .map_err(|error| refused(START_TASK, error))?;
+    let known = match assembled.content.trim() {
+        "" => "Memory holds nothing relevant to this task yet.".to_owned(),
+        content => format!("What memory knows that is relevant:\n\n{content}"),
+    };
+    let text = format!(
+        "I am starting this task: {task}\n\n{known}\n\nWork from this context. Search memory \
+         (memory_search) when stuck; when a build or test fails, call hindsight_query with the \
+         raw error output. When the task is done, record what you learned with memory_add."
+    );
+    Ok(message(format!("Context for: {task}"), text))
+}
+
+async fn fix_error(
+    state: &AppState,
+    caller: &Principal,
+    arguments: FixErrorArguments,
+) -> Result<GetPromptResult, ErrorData> {
+    let output = required(FIX_ERROR, "error_output", arguments.error_output)?;
+    let found = hindsight::query(
+        &state.hindsight,
+        caller,
+        QueryArgs {
+            error_text: Some(output.clone()),
+            signature: None,
+            limit: None,
+            threshold: None,
+            identity: arguments.identity,
+        },
+    )
+    .await
+    .map_err(|error| refused(FIX_ERROR, error))?;
+    let advice = if found.matches.is_empty() {
+        "No fix is known for this kind of error. Find the cause, fix it, then record the fix with \
+         hindsight_resolve so the next occurrence is quicker."
+            .to_owned()
+    } else {
+        let known = serde_json::to_string_pretty(&found.matches).map_err(|error| {
+            ErrorData::internal_error(format!("cannot encode the matches: {error}"), None)
+        })?;
+        format!(
+            "Fixes that worked before for this kind of error, best first (each with how often \
+             it worked):\n\n```json\n{known}\n```\n\nApply the most suitable one, then report \
+             with hindsight_feedback whether it worked."
+        )
+    };
+    let text = format!("This failed:\n\n```\n{output}\n```\n\n{advice}");
+    Ok(message("Fix an error with known resolutions", text))
+}
+
+fn record_lesson(
+    name: &str,
+    arguments: RecordLessonArguments,
+) -> Result<GetPromptResult, ErrorData> {
+    let lesson = required(name, "lesson", arguments.lesson)?;
+    let layer = match arguments.layer.as_deref().map(str::trim) {
+        None | Some("") => Layer::Project,
+        Some(layer) => parse_layer("layer", layer).map_err(|error| refused(name, error))?,
+    };
+    let text = format!(
+        "Record this lesson in long-term memory with memory_add, in the `{layer}` layer:\n\n\
+         {lesson}\n\nFirst rewrite it as one or two self-contained sentences that still make \
+         sense without this conversation: name the tool, file or command it concerns and the \
+         reason. Add two to five lowercase tags (the language, the tool, the kind of problem). \
+         Search first (memory_search) and update an existing memory (memory_update) rather \
+         than storing the same lesson twice."
+    );
+    Ok(message("Record a lesson", text))
+}
+
+/// The prompt's arguments, or a `-32602` error naming the wrong one.
+fn parse<T: DeserializeOwned>(prompt: &str, arguments: JsonObject) -> Result<T, ErrorData> {
+    serde_path_to_error::deserialize(serde_json::Value::Object(arguments)).map_err(|error| {
+        let path = error.path().to_string();
+        let at = match path.as_str() {
+            "." => String::new(),
+            path => format!("`{path}`: "),
+        };
+        ErrorData::invalid_params(
+            format!(
+                "prompt {prompt}: invalid arguments: {at}{}; prompts/list lists its arguments",
+                error.inner()
+            ),
+            None,
+        )
+    })
+}
+
+fn required(prompt: &str, argument: &str, value: String) -> Result<String, ErrorData> {
+    match value.trim() {
+        "" => Err(ErrorData::invalid_params(
+            format!("prompt {prompt}: `{argument}` is empty; pass it"),
+            None,
+        )),
+        value => Ok(value.to_owned()),
+    }
+}
+
+fn refused(prompt: &str, error: impl std::fmt::Display) -> ErrorData {
+    ErrorData::invalid_params(format!("prompt {prompt}: {error}"), None)
+}
+
+fn message(description: impl Into<String>, text: String) -> GetPromptResult {
+    GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+        .with_description(description)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_prompt_is_listed_with_its_required_arguments() {
+        let listed = list();
+        let names: Vec<&str> = listed.prompts.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, [START_TASK, FIX_ERROR, RECORD_LESSON]);
+        for prompt in &listed.prompts {
+            let arguments = prompt.arguments.as_deref().unwrap_or_default();
+            assert_eq!(
+                arguments
+                    .iter()
+                    .filter(|a| a.required == Some(true))
+                    .count(),
+                1,
+                "{}",
+                prompt.name
+            );
+            assert!(arguments.iter().any(|a| a.name == "project_id"));
+        }
+    }
+
+    #[test]
+    fn bad_arguments_are_named() {
+        let error = parse::<StartTaskArguments>(START_TASK, JsonObject::new())
+            .err()
+            .unwrap();
+        assert!(error.message.contains("missing field `task`"), "{error:?}");
+        let error = record_lesson(
+            RECORD_LESSON,
+            RecordLessonArguments {
+                lesson: "x".into(),
+                layer: Some("galaxy".into()),
+            },
+        )
+        .err()
+        .unwrap();
+        assert!(error.message.contains("galaxy"), "{error:?}");
+        let error = required(FIX_ERROR, "error_output", "  ".into())
+            .err()
+            .unwrap();
+        assert!(
+            error.message.contains("`error_output` is empty"),
+            "{error:?}"
+        );
+    }
+}
