@@ -7,11 +7,14 @@
 use std::fmt;
 use std::str::FromStr;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 /// Where a memory lives, from the narrowest to the broadest audience.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Layer {
     /// Private to one agent (`agent_id`).
@@ -188,25 +191,35 @@ pub fn now_millis() -> Timestamp {
 }
 
 /// A stored memory. The embedding is kept by the vector index, not in this struct.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct MemoryRecord {
+    /// The memory's id (a UUID), for `memory_get`, `memory_update` and `memory_delete`.
     pub id: Uuid,
+    /// The tenant that owns it (from the caller's token).
     pub tenant_id: String,
+    /// The layer it lives in.
     pub layer: Layer,
+    /// The scope within the layer: the `session_id`, `project_id`, … it was stored under
+    /// (`company` for the company layer).
     pub scope_id: String,
-    /// See [`kind`].
+    /// What it is: `memory` (written by a client), `note` (distilled by the Note-Taking agent)
+    /// or `hindsight` (a recorded fix); the constants are in the `kind` module.
     pub kind: String,
-    /// Omitted when a listing asks for metadata only.
+    /// The text. Omitted when a listing asks for metadata only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
+    /// Labels to filter by.
     pub tags: Vec<String>,
-    /// A JSON object.
+    /// A JSON object (`{}` when none was given). The memory service only stores objects.
+    #[schemars(with = "serde_json::Map<String, serde_json::Value>")]
     pub metadata: serde_json::Value,
     /// Hex SHA-256 of the content; exact duplicates in one scope are stored once.
     pub content_hash: String,
     /// Which embedder produced the stored vector.
     pub embedder_id: String,
+    /// When it was stored, in milliseconds since the Unix epoch (UTC).
     pub created_at: Timestamp,
+    /// When it last changed, in milliseconds since the Unix epoch (UTC).
     pub updated_at: Timestamp,
 }
 
@@ -232,8 +245,9 @@ pub struct NewMemory {
 }
 
 /// The result of an add: the stored record, and whether an identical one already existed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AddOutcome {
+    /// The stored memory (the existing one when deduplicated).
     pub record: MemoryRecord,
     /// True when the content already existed in that scope and nothing new was written.
     pub deduplicated: bool,
@@ -276,9 +290,11 @@ pub struct SearchRequest {
 }
 
 /// One search result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct SearchHit {
+    /// The matching memory.
     pub record: MemoryRecord,
+    /// The layer it was found in (the same as `record.layer`).
     pub layer: Layer,
     /// Relevance in 0..1, comparable across queries (fused lexical and vector evidence).
     pub score: f32,
@@ -302,9 +318,11 @@ pub struct ListRequest {
 }
 
 /// One page of records, newest first, and the cursor for the next page.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Page {
+    /// The records of this page, newest first.
     pub items: Vec<MemoryRecord>,
+    /// Pass back as `cursor` for the next page; `null` on the last page.
     pub next_cursor: Option<String>,
 }
 

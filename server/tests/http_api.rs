@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use common::{ALPHA_TOKEN, BETA_TOKEN, TestServer, call, call_err, call_ok, two_tenants};
 use reqwest::StatusCode;
@@ -82,6 +82,34 @@ async fn tools_are_listed_with_schemas_and_annotations() {
         tools
             .values()
             .all(|tool| tool.description.as_deref().is_some_and(|d| d.len() > 40))
+    );
+    // Every tool returns structuredContent, so every tool declares an object outputSchema.
+    for (name, tool) in &tools {
+        let output = tool
+            .output_schema
+            .as_ref()
+            .unwrap_or_else(|| panic!("{name} declares no outputSchema"));
+        assert_eq!(output.get("type"), Some(&json!("object")), "{name}");
+        assert!(
+            output.get("properties").is_some_and(Value::is_object),
+            "{name}"
+        );
+    }
+    let properties = |name: &str| -> BTreeSet<String> {
+        let output = tools[name].output_schema.as_ref().expect("outputSchema");
+        output["properties"]
+            .as_object()
+            .expect("properties")
+            .keys()
+            .cloned()
+            .collect()
+    };
+    assert_eq!(
+        properties("memory_add"),
+        ["deduplicated", "record"].map(String::from).into()
+    );
+    assert!(
+        properties("note_get").is_superset(&["id", "markdown", "title"].map(String::from).into())
     );
     client.cancel().await.expect("close");
     server.server.shutdown().await.expect("shutdown");

@@ -113,6 +113,33 @@ async def test_bad_arguments_get_clear_errors(serve):
         assert "unknown language" in message
 
 
+async def test_a_promotion_needing_approval_is_listed_and_approved(serve):
+    """Every shape of a feedback's `promotion` and a decided promotion, through the client that
+    validates each result against the tool's outputSchema."""
+    server = serve(TWO_TENANTS + '\n[hindsight.promotion]\nrequire_approval = ["team"]\n')
+    async with http_client(server, ALPHA_TOKEN) as alpha:
+        captured = await call_ok(alpha, "hindsight_capture", {"error_text": fixture("go/undefined/main.txt")})
+        fix = {"signature_id": captured["signatures"][0]["signature_id"], "description": "declare it first"}
+        resolution = (await call_ok(alpha, "hindsight_resolve", fix))["resolution"]
+
+        # Three successes qualify it for the team layer, but the caller names no team.
+        for _ in range(3):
+            outcome = await call_ok(alpha, "hindsight_feedback", {"resolution_id": resolution["id"], "success": True})
+        assert outcome["promotion"] == {"status": "needs_scope", "layer": "team", "field": "team_id"}
+        outcome = await call_ok(
+            alpha, "hindsight_feedback", {"resolution_id": resolution["id"], "success": True, "team_id": "core"}
+        )
+        assert outcome["promotion"]["status"] == "pending"
+
+        pending = await call_ok(alpha, "hindsight_promotions", {"status": "pending", "team_id": "core"})
+        [promotion] = pending["promotions"]
+        assert promotion["status"] == "pending" and "decided_at" not in promotion
+        decided = await call_ok(alpha, "hindsight_approve", {"promotion_id": promotion["id"], "team_id": "core"})
+        assert decided["status"] == "promoted" and decided["decided_by"] and decided["promoted_resolution_id"]
+        again = await call_ok(alpha, "hindsight_approve", {"promotion_id": promotion["id"], "team_id": "core"})
+        assert again == decided
+
+
 async def test_stdio_capture_and_query(tmp_path: Path):
     async with stdio_client(tmp_path / "data") as client:
         scope = {"project_id": "shop"}

@@ -99,7 +99,7 @@ async def test_capture_distill_get_and_read_the_resource_over_http(serve):
 
         # And a resource.
         templates = await alpha.list_resource_templates()
-        assert [t.uri_template for t in templates.resource_templates] == ["aeterna://notes/{id}"]
+        assert "aeterna://notes/{id}" in [t.uri_template for t in templates.resource_templates]
         resources = await alpha.list_resources()
         assert uri in [str(r.uri) for r in resources.resources]
         read = await alpha.read_resource(uri)

@@ -136,3 +136,58 @@ async def test_prompts_and_completions_over_stdio(tmp_path):
         assert "`project` layer" in lesson.messages[0].content.text
         layers = await client.complete(PromptReference(type="ref/prompt", name="record-lesson"), {"name": "layer", "value": "s"})
         assert layers.completion.values == ["session"]
+
+
+# The legacy half exercises resources/subscribe on purpose; the SDK warns that it is legacy.
+@pytest.mark.filterwarnings("ignore:resources/(un)?subscribe is removed")
+async def test_summaries_are_resources_and_subscribers_hear_of_changes(serve):
+    """`subscriptions/listen` (2026-07-28) and `resources/subscribe` (the handshake revisions)
+    both report a change to a watched summary, and only for the caller's tenant."""
+    import anyio
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.client.subscriptions import ResourceUpdated
+    from mcp.types import ResourceUpdatedNotification
+
+    server = serve(TWO_TENANTS)
+    watched = "aeterna://summaries/project/shop"
+    async with http_client(server, ALPHA_TOKEN) as alpha, http_client(server, BETA_TOKEN) as beta:
+        templates = [t.uri_template for t in (await alpha.list_resource_templates()).resource_templates]
+        assert "aeterna://summaries/{layer}/{scope_id}" in templates
+        await call_ok(alpha, "memory_add", {"content": "The shop deploys from the main branch", "layer": "project", "project_id": "shop"})
+        read = await alpha.read_resource(watched)
+        assert "main branch" in read.contents[0].text
+
+        async with alpha.listen(resource_subscriptions=[watched, "aeterna://notes/not-watchable"]) as subscription:
+            assert subscription.honored.resource_subscriptions == [watched]
+            # Beta writes to its own "shop": alpha hears nothing; then alpha writes.
+            await call_ok(beta, "memory_add", {"content": "beta's shop", "layer": "project", "project_id": "shop"})
+            await call_ok(alpha, "memory_add", {"content": "The shop uses Postgres 15", "layer": "project", "project_id": "shop"})
+            with anyio.fail_after(10):
+                event = await subscription.__anext__()
+            assert event == ResourceUpdated(uri=watched)
+
+    updates: list[str] = []
+
+    async def on_message(message) -> None:
+        if isinstance(message, ResourceUpdatedNotification):
+            updates.append(message.params.uri)
+
+    headers = {"Authorization": f"Bearer {ALPHA_TOKEN}"}
+    transport = streamable_http_client(server.url, http_client=httpx2.AsyncClient(headers=headers, timeout=30))
+    async with Client(transport, mode="legacy", message_handler=on_message) as legacy:
+        await legacy.subscribe_resource(watched)
+        with pytest.raises(MCPError) as refused:
+            await legacy.subscribe_resource("aeterna://summaries/galaxy/x")
+        assert refused.value.error.data == {"uri": "aeterna://summaries/galaxy/x"}
+        await call_ok(legacy, "memory_add", {"content": "The shop's CI runs on main", "layer": "project", "project_id": "shop"})
+        with anyio.fail_after(10):
+            while not updates:
+                await anyio.sleep(0.05)
+        assert updates == [watched]
+        await legacy.unsubscribe_resource(watched)
+        await call_ok(legacy, "memory_add", {"content": "The shop's staging is on Fridays", "layer": "project", "project_id": "shop"})
+        await call_ok(legacy, "memory_list", {"project_id": "shop"})
+        assert updates == [watched], "no update after unsubscribing"
+    assert server.terminate() == 0

@@ -5,10 +5,13 @@ use std::fmt;
 use std::str::FromStr;
 
 use aeterna_memory::{Layer, Timestamp};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// How much of a layer a summary keeps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Depth {
     /// About one sentence (~50 tokens).
@@ -55,12 +58,18 @@ impl FromStr for Depth {
 }
 
 /// A stored summary of one (tenant, layer, scope) at one depth.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LayerSummary {
+    /// The tenant whose memories are summarised.
     pub tenant_id: String,
+    /// The layer summarised.
     pub layer: Layer,
+    /// The scope within the layer (`session_id`, `project_id`, …; `company` for the company
+    /// layer).
     pub scope_id: String,
+    /// How much the summary keeps.
     pub depth: Depth,
+    /// The summary text.
     pub content: String,
     /// Tokens of `content` under the BPE of [`crate::tokens`].
     pub token_count: usize,
@@ -68,13 +77,15 @@ pub struct LayerSummary {
     pub source_hash: String,
     /// How many memories were summarised.
     pub source_count: usize,
+    /// When it was generated, in milliseconds since the Unix epoch (UTC).
     pub generated_at: Timestamp,
-    /// Which [`crate::Summarizer`] wrote it.
+    /// Which summariser wrote it (the `Summarizer`'s id), e.g. `extractive-v1`.
     pub generator: String,
 }
 
-/// What a piece of assembled content is: a memory in full, or a layer summary at a depth.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// What a piece of assembled content is: a memory in full (`full`), or a layer summary at a
+/// depth (`sentence`, `paragraph` or `detailed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SourceDepth {
     Full,
@@ -94,23 +105,27 @@ impl From<Depth> for SourceDepth {
 }
 
 /// One piece of an assembled context.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Source {
     /// The memory id, or `summary:<layer>:<scope>` for a layer summary.
     pub id: String,
+    /// The layer it comes from.
     pub layer: Layer,
+    /// The scope within that layer.
     pub scope_id: String,
     /// Relevance to the query, 0..1. A summary carries the relevance of the best memory of
     /// its layer that it stands in for.
     pub score: f32,
+    /// A memory in full, or a layer summary at a depth.
     pub depth: SourceDepth,
 }
 
 /// The result of `context_assemble`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AssembledContext {
     /// Tokens of `content`, counted with the BPE; never more than `token_budget`.
     pub total_tokens: usize,
+    /// The budget the context was assembled within.
     pub token_budget: usize,
     /// Markdown, one section per layer, most relevant layer first.
     pub content: String,

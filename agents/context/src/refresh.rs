@@ -16,15 +16,21 @@ use crate::store::ScopeSummaries;
 use crate::summarize::{SourceDoc, SummaryInput};
 
 /// What a refresh of one scope did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RefreshOutcome {
+    /// The layer refreshed.
     pub layer: Layer,
+    /// The scope within the layer.
     pub scope_id: String,
     /// False when the sources were unchanged and nothing was written.
     pub regenerated: bool,
+    /// How many memories the summaries cover.
     pub source_count: usize,
+    /// Hex SHA-256 over the ids and content hashes of those memories.
     pub source_hash: String,
+    /// Which summariser wrote the summaries, e.g. `extractive-v1`.
     pub generator: String,
+    /// When the summaries were generated, in milliseconds since the Unix epoch (UTC).
     pub generated_at: i64,
 }
 

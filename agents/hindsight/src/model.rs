@@ -2,6 +2,7 @@
 //! tools return; they carry no storage or transport concerns.
 
 use aeterna_memory::{Layer, Timestamp};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -9,20 +10,24 @@ use crate::score::ScoreBreakdown;
 use crate::signature::ErrorSignature;
 
 /// What a resolution changed: a unified diff, a list of files with a summary each, or both.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Changes {
+    /// The change as a unified diff (redacted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// The files changed, with a summary each; left out when none were given.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileChange>,
 }
 
 /// One changed file and what was done to it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileChange {
+    /// The file's path.
     pub file: String,
+    /// What was changed in it.
     pub summary: String,
 }
 
@@ -43,15 +48,23 @@ pub struct StoredSignature {
 }
 
 /// A fix that was applied to a signature, with its track record.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Resolution {
+    /// The resolution's id, for `hindsight_feedback`.
     pub id: Uuid,
+    /// The error signature it fixes.
     pub signature_id: Uuid,
+    /// The layer it lives in.
     pub layer: Layer,
+    /// The scope within that layer.
     pub scope_id: String,
+    /// What fixed the error.
     pub description: String,
+    /// What was changed: a diff, files with a summary each, or both.
     pub changes: Changes,
+    /// Applications reported as successful.
     pub success_count: u64,
+    /// Applications reported, successful or not.
     pub application_count: u64,
     /// `success_count / application_count`, 0 before the first application.
     pub success_rate: f64,
@@ -59,12 +72,16 @@ pub struct Resolution {
     pub confidence: f64,
     /// The first resolution of its promotion lineage (its own id unless promoted).
     pub origin_id: Uuid,
+    /// The resolution this one is a promoted copy of; left out unless promoted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub promoted_from: Option<Uuid>,
     /// Applications carried over from the narrower layer when promoted.
     pub baseline_applications: u64,
+    /// Who recorded it (the caller's user or agent id).
     pub created_by: String,
+    /// When it was recorded, in milliseconds since the Unix epoch (UTC).
     pub created_at: Timestamp,
+    /// When its track record last changed, in milliseconds since the Unix epoch (UTC).
     pub updated_at: Timestamp,
     /// The `hindsight` memory rendered for this resolution.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -82,21 +99,30 @@ pub struct CaptureRequest {
 }
 
 /// One signature recorded by a capture.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CapturedSignature {
+    /// The stored signature's id, for `hindsight_resolve`.
     pub signature_id: Uuid,
     /// True when it merged into an existing (near-duplicate) signature.
     pub merged: bool,
+    /// How often this error has been seen, this occurrence included.
     pub occurrence_count: u64,
+    /// The layer it was recorded in.
     pub layer: Layer,
+    /// The scope within that layer.
     pub scope_id: String,
+    /// The most specific stable class of the error (`E0308`, `ModuleNotFoundError`, …).
     pub error_type: String,
+    /// The ecosystem the error comes from.
     pub language: crate::signature::Language,
+    /// The message with its varying parts replaced by placeholders (`<Q>`, `<PATH>`, `<N>`…).
     pub message_pattern: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The result of `hindsight_capture`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CaptureOutcome {
+    /// One entry per error found in the text, in order; empty when none was recognised.
     pub signatures: Vec<CapturedSignature>,
 }
 
@@ -116,24 +142,35 @@ pub struct QueryRequest {
 }
 
 /// A stored signature that matched, with its resolutions, best first.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Match {
+    /// The stored signature's id.
     pub signature_id: Uuid,
+    /// The layer it was recorded in.
     pub layer: Layer,
+    /// The scope within that layer.
     pub scope_id: String,
+    /// The ecosystem the error comes from.
     pub language: crate::signature::Language,
+    /// The most specific stable class of the error.
     pub error_type: String,
+    /// The message with its varying parts replaced by placeholders.
     pub message_pattern: String,
+    /// How often this error has been seen.
     pub occurrence_count: u64,
     /// Similarity to the queried error, 0..1 (at least the threshold).
     pub score: f32,
+    /// The components of `score`.
     pub breakdown: ScoreBreakdown,
     /// Which of the queried signatures (in `queried`) this matches.
     pub query_index: usize,
+    /// The fixes recorded for it, best first (one per promotion lineage), ranked by the Wilson
+    /// lower bound of their success rate.
     pub resolutions: Vec<Resolution>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Whether a query found a stored error at or above the threshold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum QueryStatus {
     /// At least one stored signature scored at or above the threshold.
@@ -142,10 +179,14 @@ pub enum QueryStatus {
     NoKnownResolution,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The result of `hindsight_query`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct QueryOutcome {
+    /// `matched`, or `no_known_resolution` when nothing scored at least `threshold`.
     pub status: QueryStatus,
+    /// The score a stored error needed to match, 0..1.
     pub threshold: f32,
+    /// The stored errors that matched, best first.
     pub matches: Vec<Match>,
     /// The signatures extracted from the query (without embeddings).
     pub queried: Vec<ErrorSignature>,
@@ -170,8 +211,10 @@ pub struct ResolveRequest {
     pub layer: Option<Layer>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The result of `hindsight_resolve`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ResolveOutcome {
+    /// The recorded fix.
     pub resolution: Resolution,
 }
 
@@ -184,11 +227,15 @@ pub struct FeedbackRequest {
     pub comment: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Where a promotion stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PromotionStatus {
+    /// Awaiting `hindsight_approve`.
     Pending,
+    /// Copied to the broader layer.
     Promoted,
+    /// Refused by an approver.
     Rejected,
 }
 
@@ -203,21 +250,35 @@ impl PromotionStatus {
 }
 
 /// A resolution's move to a broader layer: who asked, when, from and to where, and who decided.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Promotion {
+    /// The promotion's id, for `hindsight_approve`.
     pub id: Uuid,
+    /// The resolution being promoted.
     pub resolution_id: Uuid,
+    /// The layer it comes from.
     pub from_layer: Layer,
+    /// The scope within that layer.
     pub from_scope: String,
+    /// The broader layer it goes to.
     pub to_layer: Layer,
+    /// The scope within that layer.
     pub to_scope: String,
+    /// Pending, promoted or rejected.
     pub status: PromotionStatus,
+    /// The resolution's success rate when the promotion was requested, 0..1.
     pub success_rate: f64,
+    /// Its applications when the promotion was requested.
     pub application_count: u64,
+    /// Whose feedback triggered it.
     pub requested_by: String,
+    /// When it was requested, in milliseconds since the Unix epoch (UTC).
     pub requested_at: Timestamp,
+    /// Who approved or rejected it; left out while pending (and when promoted without
+    /// approval).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decided_by: Option<String>,
+    /// When it was decided, in milliseconds since the Unix epoch (UTC); left out while pending.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decided_at: Option<Timestamp>,
     /// The copy of the resolution in the broader layer, once promoted.
@@ -225,21 +286,25 @@ pub struct Promotion {
     pub promoted_resolution_id: Option<Uuid>,
 }
 
-/// What a feedback did to promotion.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What a feedback did to promotion, by `status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum PromotionStep {
     /// Promoted now.
     Promoted { promotion: Promotion },
     /// Queued for `hindsight_approve`.
     Pending { promotion: Promotion },
-    /// Qualifies, but the caller has no scope for the target layer.
+    /// Qualifies, but the caller has no scope for the target layer: `field` names the
+    /// identity argument to pass (`team_id`, …).
     NeedsScope { layer: Layer, field: String },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The result of `hindsight_feedback`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FeedbackOutcome {
+    /// The resolution with its updated track record.
     pub resolution: Resolution,
+    /// What the feedback did to promotion; left out when the resolution does not qualify (yet).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub promotion: Option<PromotionStep>,
 }

@@ -43,14 +43,19 @@ impl Default for ScoreWeights {
 }
 
 /// A score and the components it was made of, for callers who want to see why.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScoreBreakdown {
+    /// The weighted score, 0..1.
     pub total: f32,
+    /// 1 when language and error type are equal (0.5 when one side's language is unknown),
+    /// else 0.
     pub error_type: f32,
+    /// Dice similarity of the messages' word unigrams and bigrams, 0..1.
     pub message: f32,
-    /// `None` when either side has no embedding (or they differ in length).
+    /// Cosine of the embeddings, clamped at 0; `null` when either side has no embedding (or
+    /// they differ in length).
     pub embedding: Option<f32>,
-    /// `None` when either side has no stack or context patterns.
+    /// Overlap of the stack and context patterns, 0..1; `null` when either side has none.
     pub context: Option<f32>,
 }
 

@@ -82,6 +82,23 @@ impl From<CaptureMode> for String {
     }
 }
 
+/// The string form serde reads and writes (see [`fmt::Display`]); `sampled` alone is accepted
+/// on input, and is written back as `sampled:10`.
+impl schemars::JsonSchema for CaptureMode {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CaptureMode".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "pattern": "^(all|errors_only|disabled|sampled(:[0-9]+)?)$",
+            "description": "Which events are kept: `all`, `errors_only` (failed calls only), \
+                `disabled` (none) or `sampled:N` (one event in N, chosen at random).",
+        })
+    }
+}
+
 /// Why an event was or was not kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -206,6 +223,29 @@ mod tests {
                 .contains("at least 1")
         );
         assert!("sampled:x".parse::<CaptureMode>().is_err());
+    }
+
+    #[test]
+    fn the_schema_pattern_matches_every_serialised_mode() {
+        let schema = schemars::schema_for!(CaptureMode);
+        let pattern = schema
+            .get("pattern")
+            .and_then(|p| p.as_str())
+            .expect("pattern");
+        let pattern = regex::Regex::new(pattern).expect("a valid regex");
+        for mode in [
+            CaptureMode::All,
+            CaptureMode::ErrorsOnly,
+            CaptureMode::Disabled,
+            CaptureMode::Sampled { every: 1 },
+            CaptureMode::Sampled { every: u32::MAX },
+        ] {
+            let json = serde_json::to_value(mode).unwrap();
+            let text = json.as_str().expect("a string");
+            assert!(pattern.is_match(text), "{text}");
+        }
+        assert!(!pattern.is_match("sampled:"));
+        assert!(!pattern.is_match("everything"));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! [`aeterna_memory::kind::NOTE`]; what is specific to notes lives in its metadata.
 
 use aeterna_memory::{Layer, MemoryRecord, Timestamp};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -23,12 +24,16 @@ pub fn id_from_uri(uri: &str) -> Option<Uuid> {
         .and_then(|id| Uuid::parse_str(id).ok())
 }
 
-/// The sections of a note, for programs.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// The sections of a note, for programs: the lines of each Markdown section.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Sections {
+    /// Where and when: session, project, tools, files, themes.
     pub context: Vec<String>,
+    /// What went wrong (failing calls, tests and errors).
     pub problem: Vec<String>,
+    /// What fixed it, as ordered steps, ending with the outcome.
     pub solution: Vec<String>,
+    /// What to reuse next time: workflow, attempts, files that change together.
     pub patterns: Vec<String>,
 }
 
@@ -89,20 +94,31 @@ impl NoteMetadata {
 }
 
 /// A note in a listing.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct NoteSummary {
+    /// The note's id (for `note_get`); also its memory id.
     pub id: Uuid,
-    /// `aeterna://notes/{id}`.
+    /// The note as an MCP resource: `aeterna://notes/{id}`.
     pub uri: String,
+    /// A one-line title.
     pub title: String,
+    /// The layer the note is stored in (project, or session when there is no project).
     pub layer: Layer,
+    /// The scope within that layer.
     pub scope_id: String,
+    /// How complete and specific the note is, from 0 to 1.
     pub quality: f32,
+    /// Which distiller wrote it (`deterministic-v1`, or a provider's id).
     pub distiller: String,
+    /// The session it was distilled from (empty when unknown).
     pub session_id: String,
+    /// The project of that session (empty when unknown).
     pub project_id: String,
+    /// How many events the note was distilled from.
     pub event_count: usize,
+    /// The note's tags (also in its Markdown).
     pub tags: Vec<String>,
+    /// When it was stored, in milliseconds since the Unix epoch (UTC).
     pub created_at: Timestamp,
 }
 
@@ -126,16 +142,20 @@ impl NoteSummary {
     }
 }
 
-/// One note in full.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One note in full: the fields of its listing entry, the Markdown and its sections.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct Note {
     #[serde(flatten)]
     pub summary: NoteSummary,
     /// The rendered note.
     pub markdown: String,
+    /// The sections as lists of lines; left out when they did not fit the note's metadata
+    /// (the Markdown always has every section).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sections: Option<Sections>,
+    /// When the first event it covers was captured, in milliseconds since the Unix epoch.
     pub first_event_at: Timestamp,
+    /// When the last event it covers was captured, in milliseconds since the Unix epoch.
     pub last_event_at: Timestamp,
     /// Captured events this note covers now (events can be fewer than `event_count` if the
     /// trajectory store was pruned).

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aeterna_memory::{Identity, Layer, ListRequest, MemoryError, MemoryService, kind};
+use schemars::JsonSchema;
 use serde::Serialize;
 use uuid::Uuid;
 
@@ -21,7 +22,7 @@ use crate::redaction::{redact_event, redactor};
 use crate::store::TrajectoryStore;
 
 /// What happened to one event of a capture call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CaptureStatus {
     /// Queued; it will be stored.
@@ -34,8 +35,10 @@ pub enum CaptureStatus {
     Refused,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// What happened to one event of a capture call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct CaptureResult {
+    /// Accepted, filtered, dropped or refused.
     pub status: CaptureStatus,
     /// The event's id, when accepted.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -45,19 +48,26 @@ pub struct CaptureResult {
 }
 
 /// The answer to a capture call: counts, one result per event in order, and the queue level.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct CaptureReceipt {
+    /// Events queued for storage.
     pub accepted: usize,
+    /// Events left out by the capture mode.
     pub filtered: usize,
+    /// Events not kept: the queue was full or the server is shutting down.
     pub dropped: usize,
+    /// One result per event, in the order given.
     pub events: Vec<CaptureResult>,
-    /// Events waiting to be stored, and how many the queue holds.
+    /// Events waiting to be stored.
     pub queue_depth: u64,
+    /// How many events the queue holds.
     pub queue_capacity: u64,
+    /// What `accepted` promises: queued in memory, not yet on disk.
+    pub durability: String,
 }
 
 /// The answer to `note_distill`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct DistillOutcome {
     /// Notes written by this call (or found already written with the same content).
     pub notes: Vec<NoteSummary>,
@@ -67,16 +77,21 @@ pub struct DistillOutcome {
     pub session_notes: Vec<SessionNote>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// A note covering a session, with the number of the session's events it covers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct SessionNote {
+    /// The note's id (for `note_get`).
     pub id: Uuid,
+    /// Captured events of the session this note covers.
     pub events: u64,
 }
 
 /// A page of notes, newest first.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct NotePage {
+    /// The notes of this page, newest first.
     pub notes: Vec<NoteSummary>,
+    /// Pass back as `cursor` for the next page; `null` on the last page.
     pub next_cursor: Option<String>,
 }
 
@@ -206,6 +221,11 @@ impl NotesService {
             events: Vec::with_capacity(built.len()),
             queue_depth: 0,
             queue_capacity: 0,
+            durability: format!(
+                "accepted events are queued in memory and stored within {} ms; a graceful stop \
+                 keeps them, a crash before then loses them",
+                self.config.queue.flush_interval_ms
+            ),
         };
         for event in built {
             let who = &event.identity;

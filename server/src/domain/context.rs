@@ -63,8 +63,9 @@ pub struct SummaryRefreshArgs {
 }
 
 /// The result of `summary_refresh`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Refreshed {
+    /// One entry per scope refreshed, narrowest layer first.
     pub refreshed: Vec<RefreshOutcome>,
 }
 

@@ -141,8 +141,9 @@ pub struct PromotionsArgs {
 }
 
 /// The result of `hindsight_promotions`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct PromotionList {
+    /// Promotions into the caller's scopes, newest first.
     pub promotions: Vec<Promotion>,
 }
 

@@ -110,15 +110,18 @@ pub struct UpdateArgs {
 }
 
 /// The result of `memory_search`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SearchResult {
+    /// The matching memories, most relevant first.
     pub hits: Vec<SearchHit>,
 }
 
 /// The result of `memory_delete`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Deleted {
+    /// The id of the deleted memory.
     pub id: Uuid,
+    /// Always true: a memory that could not be deleted is a tool error.
     pub deleted: bool,
 }
 

@@ -1,6 +1,6 @@
 //! `completion/complete`: argument suggestions while a user fills in a resource URI or a
 //! prompt — note ids for `aeterna://notes/{id}` (the caller's tenant only), layer names for
-//! the prompts' `layer`. Values start with what was typed; at most
+//! `aeterna://summaries/{layer}/…` and the prompts' `layer`. Values start with what was typed; at most
 //! [`CompletionInfo::MAX_VALUES`] are returned, with `hasMore` when there were more.
 
 use aeterna_memory::Layer;
@@ -8,7 +8,7 @@ use aeterna_notes::note;
 use rmcp::ErrorData;
 use rmcp::model::{CompleteRequestParams, CompleteResult, CompletionInfo, Reference};
 
-use super::prompts;
+use super::{prompts, summaries};
 use crate::auth::Principal;
 use crate::config::IdentityFields;
 use crate::state::AppState;
@@ -25,21 +25,28 @@ pub async fn complete(
     let argument = &request.argument;
     let typed = argument.value.trim();
     let candidates = match &request.r#ref {
-        Reference::Resource(reference) => {
-            if reference.uri != note_template() {
-                return Err(ErrorData::invalid_params(
-                    format!(
-                        "no resource template `{}`: this server's template is `{}`",
-                        reference.uri,
-                        note_template()
-                    ),
-                    None,
-                ));
-            }
+        Reference::Resource(reference) if reference.uri == note_template() => {
             match argument.name.as_str() {
                 "id" => note_ids(state, caller, typed).await?,
                 _ => Vec::new(),
             }
+        }
+        Reference::Resource(reference) if reference.uri == summaries::template().uri_template => {
+            match argument.name.as_str() {
+                "layer" => layers(typed),
+                _ => Vec::new(),
+            }
+        }
+        Reference::Resource(reference) => {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "no resource template `{}`: this server's are `{}` and `{}`",
+                    reference.uri,
+                    note_template(),
+                    summaries::template().uri_template
+                ),
+                None,
+            ));
         }
         Reference::Prompt(reference) => {
             let known = prompts::list();

@@ -1,7 +1,8 @@
 //! The Context Architect's tools: `context_assemble`, `summary_get` and `summary_refresh`.
 //! Each builds the caller's identity, calls [`crate::domain::context`] and shapes the result.
 
-use aeterna_context::ContextError;
+use aeterna_context::{AssembledContext, ContextError, LayerSummary};
+use rmcp::handler::server::common::schema_for_output;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Serialize;
@@ -37,6 +38,7 @@ impl AeternaMcp {
     /// by layer, within `token_budget` tokens. `sources` lists what went in, most relevant first.
     #[tool(
         name = "context_assemble",
+        output_schema = schema_for_output::<AssembledContext>(),
         annotations(
             title = "Assemble context",
             read_only_hint = true,
@@ -58,6 +60,7 @@ impl AeternaMcp {
     /// or `detailed` (~500). Generated on first use; kept fresh as the layer changes.
     #[tool(
         name = "summary_get",
+        output_schema = schema_for_output::<LayerSummary>(),
         annotations(
             title = "Read a layer summary",
             read_only_hint = true,
@@ -79,6 +82,7 @@ impl AeternaMcp {
     /// whose memories are unchanged since its last summary is skipped (`regenerated: false`).
     #[tool(
         name = "summary_refresh",
+        output_schema = schema_for_output::<Refreshed>(),
         annotations(
             title = "Refresh layer summaries",
             read_only_hint = false,

@@ -2,7 +2,10 @@
 //! `hindsight_feedback`, `hindsight_approve` and `hindsight_promotions`. Each builds the
 //! caller's identity, calls [`crate::domain::hindsight`] and shapes the result.
 
-use aeterna_hindsight::HindsightError;
+use aeterna_hindsight::{
+    CaptureOutcome, FeedbackOutcome, HindsightError, Promotion, QueryOutcome, ResolveOutcome,
+};
+use rmcp::handler::server::common::schema_for_output;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::{tool, tool_router};
 use serde::Serialize;
@@ -10,7 +13,8 @@ use serde::Serialize;
 use super::params::Parameters;
 use super::{AeternaMcp, Caller, respond};
 use crate::domain::hindsight::{
-    self, ApproveArgs, CaptureArgs, FeedbackArgs, PromotionsArgs, QueryArgs, ResolveArgs,
+    self, ApproveArgs, CaptureArgs, FeedbackArgs, PromotionList, PromotionsArgs, QueryArgs,
+    ResolveArgs,
 };
 
 /// [`respond`] for Hindsight's errors.
@@ -37,6 +41,7 @@ impl AeternaMcp {
     /// `occurrence_count`. Secrets are redacted before storage.
     #[tool(
         name = "hindsight_capture",
+        output_schema = schema_for_output::<CaptureOutcome>(),
         annotations(
             title = "Record an error",
             read_only_hint = false,
@@ -62,6 +67,7 @@ impl AeternaMcp {
     /// `no_known_resolution` when nothing scores that high. Use it when a build or test fails.
     #[tool(
         name = "hindsight_query",
+        output_schema = schema_for_output::<QueryOutcome>(),
         annotations(
             title = "Find known fixes",
             read_only_hint = true,
@@ -84,6 +90,7 @@ impl AeternaMcp {
     /// also stored as a Markdown memory of kind `hindsight`.
     #[tool(
         name = "hindsight_resolve",
+        output_schema = schema_for_output::<ResolveOutcome>(),
         annotations(
             title = "Record a fix",
             read_only_hint = false,
@@ -108,6 +115,7 @@ impl AeternaMcp {
     /// → org → company), or queued for approval where that layer requires it.
     #[tool(
         name = "hindsight_feedback",
+        output_schema = schema_for_output::<FeedbackOutcome>(),
         annotations(
             title = "Report a fix's outcome",
             read_only_hint = false,
@@ -131,6 +139,7 @@ impl AeternaMcp {
     /// layer's scope (`team_id` for a promotion into a team). Deciding twice changes nothing.
     #[tool(
         name = "hindsight_approve",
+        output_schema = schema_for_output::<Promotion>(),
         annotations(
             title = "Decide a promotion",
             read_only_hint = false,
@@ -154,6 +163,7 @@ impl AeternaMcp {
     /// approval.
     #[tool(
         name = "hindsight_promotions",
+        output_schema = schema_for_output::<PromotionList>(),
         annotations(
             title = "List promotions",
             read_only_hint = true,

@@ -1,11 +1,15 @@
 //! The `memory_*` tools: layered memory for any MCP client.
 
+use aeterna_memory::{AddOutcome, MemoryRecord, Page};
+use rmcp::handler::server::common::schema_for_output;
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
 
 use super::params::Parameters;
 use super::{AeternaMcp, Caller, respond};
-use crate::domain::memory::{self, AddArgs, IdArgs, ListArgs, SearchArgs, UpdateArgs};
+use crate::domain::memory::{
+    self, AddArgs, Deleted, IdArgs, ListArgs, SearchArgs, SearchResult, UpdateArgs,
+};
 
 #[tool_router(router = memory_router, vis = "pub(crate)")]
 impl AeternaMcp {
@@ -14,6 +18,7 @@ impl AeternaMcp {
     /// `deduplicated`.
     #[tool(
         name = "memory_add",
+        output_schema = schema_for_output::<AddOutcome>(),
         annotations(
             title = "Remember",
             read_only_hint = false,
@@ -36,6 +41,7 @@ impl AeternaMcp {
     /// Read one memory by id, with its content, tags, metadata and timestamps.
     #[tool(
         name = "memory_get",
+        output_schema = schema_for_output::<MemoryRecord>(),
         annotations(
             title = "Read a memory",
             read_only_hint = true,
@@ -57,6 +63,7 @@ impl AeternaMcp {
     /// layer you can see, or only the `layers` given. Hits are ranked by `score` (0..1).
     #[tool(
         name = "memory_search",
+        output_schema = schema_for_output::<SearchResult>(),
         annotations(
             title = "Search memories",
             read_only_hint = true,
@@ -78,6 +85,7 @@ impl AeternaMcp {
     /// the next page. `metadata_only` leaves the content out for a cheap overview.
     #[tool(
         name = "memory_list",
+        output_schema = schema_for_output::<Page>(),
         annotations(
             title = "List memories",
             read_only_hint = true,
@@ -99,6 +107,7 @@ impl AeternaMcp {
     /// the content re-embeds the memory.
     #[tool(
         name = "memory_update",
+        output_schema = schema_for_output::<MemoryRecord>(),
         annotations(
             title = "Update a memory",
             read_only_hint = false,
@@ -122,6 +131,7 @@ impl AeternaMcp {
     /// error, so a repeated delete reports that the memory is already gone.
     #[tool(
         name = "memory_delete",
+        output_schema = schema_for_output::<Deleted>(),
         annotations(
             title = "Forget a memory",
             read_only_hint = false,

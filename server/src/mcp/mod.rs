@@ -15,6 +15,8 @@ mod notes;
 mod params;
 mod progress;
 mod prompts;
+mod subscriptions;
+mod summaries;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -27,11 +29,13 @@ use rmcp::model::{
     ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
 use tracing::Instrument;
 
+use self::subscriptions::Subscriptions;
 use crate::auth::Principal;
 use crate::metrics::Outcome;
 use crate::state::AppState;
@@ -65,6 +69,8 @@ pub struct AeternaMcp {
     tools: Arc<ToolRouter<AeternaMcp>>,
     /// The caller of a stdio connection. HTTP callers come from each request's token.
     fixed_principal: Option<Principal>,
+    /// The resources this session watches (`resources/subscribe`).
+    subscriptions: Arc<Subscriptions>,
 }
 
 impl AeternaMcp {
@@ -83,6 +89,7 @@ impl AeternaMcp {
             state,
             tools,
             fixed_principal: None,
+            subscriptions: Arc::default(),
         }
     }
 
@@ -92,6 +99,7 @@ impl AeternaMcp {
             state,
             tools: Arc::new(Self::tool_router()),
             fixed_principal: Some(principal),
+            subscriptions: Arc::default(),
         }
     }
 
@@ -146,6 +154,7 @@ impl ServerHandler for AeternaMcp {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
+                .enable_resources_subscribe()
                 .enable_prompts()
                 .enable_completions()
                 .build(),
@@ -154,7 +163,8 @@ impl ServerHandler for AeternaMcp {
         .with_instructions(INSTRUCTIONS)
     }
 
-    /// Resources are the notes of the caller's tenant (see [`notes`]).
+    /// Resources are the notes of the caller's tenant (see [`notes`]) and the layer summaries
+    /// (see [`summaries`]; by template only: their scopes are whatever ids callers use).
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
@@ -168,7 +178,10 @@ impl ServerHandler for AeternaMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        Ok(notes::resource_templates())
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            notes::resource_template(),
+            summaries::template(),
+        ]))
     }
 
     async fn read_resource(
@@ -176,9 +189,54 @@ impl ServerHandler for AeternaMcp {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri.starts_with(summaries::URI_PREFIX) {
+            let caller = self.caller(&context)?;
+            let span = tracing::info_span!("resources_read", tenant = %caller.tenant_id, uri = %request.uri);
+            return self
+                .measured(
+                    "resources/read",
+                    span,
+                    summaries::read(&self.state, &caller, &request.uri),
+                )
+                .await
+                .map(Into::into);
+        }
         notes::read_resource(self, request, context)
             .await
             .map(Into::into)
+    }
+
+    /// `resources/subscribe` (protocol revisions before 2026-07-28): summaries only.
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = self.caller(&context)?;
+        self.subscriptions
+            .subscribe(&self.state, &caller, &request.uri, &context)
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.unsubscribe(&request.uri);
+        Ok(())
+    }
+
+    /// `subscriptions/listen` (2026-07-28): summary URIs only (see [`subscriptions`]).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(subscriptions::accepted_filter(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let caller = self.caller(context.request_context())?;
+        subscriptions::listen(&self.state, &caller, context).await
     }
 
     /// Prompts fill their message from the caller's memory (see [`prompts`]).
@@ -332,5 +390,44 @@ pub fn respond<T: serde::Serialize>(
             }
             CallToolResult::error(vec![ContentBlock::text(format!("{tool}: {error}"))])
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// Every tool declares an object `outputSchema` for what serde writes (not what it would
+    /// read): an `Option` field is required, as `null`, unless it is skipped when `None`.
+    #[test]
+    fn output_schemas_describe_the_serialised_results() {
+        let tools = AeternaMcp::tool_router().list_all();
+        assert!(tools.len() >= 19, "{}", tools.len());
+        let schema = |name: &str| -> Value {
+            let tool = tools.iter().find(|tool| tool.name == name).expect(name);
+            let schema = tool.output_schema.as_ref().expect("outputSchema");
+            Value::Object(schema.as_ref().clone())
+        };
+        for tool in &tools {
+            assert_eq!(schema(&tool.name)["type"], "object", "{}", tool.name);
+        }
+        let list = schema("memory_list");
+        assert_eq!(list["required"], json!(["items", "next_cursor"]));
+        let record = &list["$defs"]["MemoryRecord"];
+        let required = record["required"].as_array().expect("required");
+        assert!(!required.contains(&json!("content")), "skipped when None");
+        assert!(required.contains(&json!("metadata")));
+        assert_eq!(record["properties"]["metadata"]["type"], "object");
+        assert_eq!(record["properties"]["id"]["format"], "uuid");
+        // `context_assemble` returns an `Arc<AssembledContext>`: the schema is the context's.
+        let assembled = schema("context_assemble");
+        assert!(assembled["properties"]["sources"].is_object());
+        // `note_get` flattens the note's summary into the note.
+        let note = schema("note_get");
+        assert!(
+            note["properties"]["title"].is_object() && note["properties"]["markdown"].is_object()
+        );
     }
 }

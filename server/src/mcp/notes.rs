@@ -2,11 +2,11 @@
 //! `note_get`) and its MCP resources: every note of the caller's tenant as
 //! `aeterna://notes/{id}`, Markdown for people plus a JSON twin with the metadata.
 
-use aeterna_notes::{Note, NotesError, note};
+use aeterna_notes::{CaptureReceipt, DistillOutcome, Note, NotePage, NotesError, note};
+use rmcp::handler::server::common::schema_for_output;
 use rmcp::model::{
-    CacheScope, CallToolResult, ContentBlock, ListResourceTemplatesResult, ListResourcesResult,
-    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate,
+    CacheScope, CallToolResult, ContentBlock, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, tool, tool_router};
@@ -46,8 +46,12 @@ impl AeternaMcp {
     /// events are stored in the background with secrets redacted, and a session's events are
     /// distilled into a note automatically once enough accumulate. Each event's `status` says
     /// whether it was accepted, filtered by the capture mode, or dropped (queue full).
+    /// `accepted` means queued in memory: stored within about 100 ms, kept across a graceful
+    /// stop, but lost if the server crashes (kill -9, power loss) before then. Use memory_add
+    /// for anything that must survive a crash once acknowledged.
     #[tool(
         name = "trajectory_capture",
+        output_schema = schema_for_output::<CaptureReceipt>(),
         annotations(
             title = "Capture tool calls",
             read_only_hint = false,
@@ -73,6 +77,7 @@ impl AeternaMcp {
     /// without new events writes nothing; `session_notes` lists the session's notes.
     #[tool(
         name = "note_distill",
+        output_schema = schema_for_output::<DistillOutcome>(),
         annotations(
             title = "Distil a note",
             read_only_hint = false,
@@ -99,6 +104,7 @@ impl AeternaMcp {
     /// time: pass `next_cursor` back as `cursor` for the next page.
     #[tool(
         name = "note_list",
+        output_schema = schema_for_output::<NotePage>(),
         annotations(title = "List notes", read_only_hint = true, open_world_hint = false)
     )]
     async fn note_list(
@@ -116,6 +122,7 @@ impl AeternaMcp {
     /// The same note is the MCP resource `aeterna://notes/{id}`.
     #[tool(
         name = "note_get",
+        output_schema = schema_for_output::<Note>(),
         annotations(title = "Read a note", read_only_hint = true, open_world_hint = false)
     )]
     async fn note_get(
@@ -210,16 +217,15 @@ pub(super) async fn list_resources(
     .await
 }
 
-/// `resources/templates/list`: the note URI template.
-pub(super) fn resource_templates() -> ListResourceTemplatesResult {
-    let template = ResourceTemplate::new(format!("{}{{id}}", note::URI_PREFIX), "note")
+/// The note URI template.
+pub(super) fn resource_template() -> ResourceTemplate {
+    ResourceTemplate::new(format!("{}{{id}}", note::URI_PREFIX), "note")
         .with_title("Distilled note")
         .with_description(
             "A note distilled from captured tool calls, by id (note_list and note_distill \
              return ids): Markdown, plus its metadata as JSON",
         )
-        .with_mime_type(MARKDOWN);
-    ListResourceTemplatesResult::with_all_items(vec![template])
+        .with_mime_type(MARKDOWN)
 }
 
 /// `resources/read`: a note of the caller's tenant, as Markdown and as JSON.

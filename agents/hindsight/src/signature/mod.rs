@@ -31,7 +31,19 @@ pub const MAX_STACK_PATTERNS: usize = 8;
 pub const MAX_CONTEXT_PATTERNS: usize = 24;
 
 /// The ecosystem an error comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Language {
     Rust,
@@ -127,14 +139,15 @@ impl FromStr for Language {
 }
 
 /// What identifies an error independently of where and in which code it happened.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ErrorSignature {
     /// The most specific stable class available: a compiler code (`E0308`, `TS2322`), an
     /// exception class (`ModuleNotFoundError`, `java.lang.NullPointerException`), a Node error
     /// code (`MODULE_NOT_FOUND`), a compiler flag (`implicit-function-declaration`), or else a
     /// slug of the message's head (`cannot-find-symbol`, `command-not-found`).
     pub error_type: String,
-    /// The message with every varying part replaced by a placeholder (see [`PLACEHOLDERS`]).
+    /// The message with every varying part replaced by a placeholder: `<Q>`, `<PATH>`, `<N>`,
+    /// `<HEX>`, … (the list is `PLACEHOLDERS`).
     pub message_pattern: String,
     /// Normalised stack frames, innermost first: `file.py:function`, `pkg.Class.method`.
     #[serde(default)]
@@ -143,6 +156,7 @@ pub struct ErrorSignature {
     /// `tool:<tool>`, `help:<normalised hint>`, `cause:<type>`…
     #[serde(default)]
     pub context_patterns: Vec<String>,
+    /// The ecosystem the error comes from.
     pub language: Language,
     /// Filled in by the service with the configured embedder; never serialised when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]

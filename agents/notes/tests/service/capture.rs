@@ -33,6 +33,11 @@ async fn accepted_events_are_stored_with_their_tenant_and_identity() {
             .all(|r| r.status == CaptureStatus::Accepted && r.id.is_some())
     );
     assert_eq!(receipt.queue_capacity, 1000);
+    assert!(
+        receipt
+            .durability
+            .contains("a crash before then loses them")
+    );
     agent.notes.flush().await.unwrap();
 
     let db = inspect(dir.path()).await;
