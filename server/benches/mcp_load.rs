@@ -6,7 +6,8 @@
 //! Prints, per level: throughput, p50/p95/p99 latency, errors, the server's CPU time per
 //! operation (user + system, from /proc) and its resident memory.
 //!
-//! `cargo bench -p aeterna-server --bench mcp_load` (optional: `-- --ops 4000 --seed 10000`).
+//! `cargo bench -p aeterna-server --bench mcp_load` (optional: `-- --ops 4000 --seed 10000
+//! --only memory_search` to run one tool of the mix alone, for attribution).
 //! Bounded: a fixed number of operations per level, latencies kept in one preallocated vector.
 
 use std::io::{BufRead, BufReader};
@@ -18,42 +19,28 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 const LEVELS: [usize; 4] = [1, 8, 32, 128];
-const WORDS: [&str; 24] = [
-    "cargo",
-    "migration",
-    "schema",
-    "deploy",
-    "cache",
-    "token",
-    "parser",
-    "retry",
-    "timeout",
-    "index",
-    "vector",
-    "tenant",
-    "session",
-    "budget",
-    "summary",
-    "lock",
-    "queue",
-    "backoff",
-    "redis",
-    "postgres",
-    "sqlite",
-    "embedding",
-    "release",
-    "rollback",
+/// Syllables of the corpus vocabulary: 24^2 two-syllable and some three-syllable words.
+const SYLLABLES: [&str; 24] = [
+    "ka", "ro", "mi", "tel", "san", "vo", "dri", "pex", "lun", "gar", "bo", "sen", "qui", "tra",
+    "nol", "fe", "zu", "mar", "dex", "ori", "pla", "hun", "cy", "wen",
+];
+/// Words every memory shares, as real notes share the project's vocabulary.
+const COMMON: [&str; 12] = [
+    "build", "test", "deploy", "cache", "config", "error", "service", "database", "release",
+    "branch", "timeout", "retry",
 ];
 
 struct Options {
     ops_per_level: usize,
     seed_memories: usize,
+    only: Option<String>,
 }
 
 fn options() -> Options {
     let mut options = Options {
         ops_per_level: 4_000,
         seed_memories: 10_000,
+        only: None,
     };
     let args: Vec<String> = std::env::args().collect();
     for pair in args.windows(2) {
@@ -61,6 +48,7 @@ fn options() -> Options {
         match pair[0].as_str() {
             "--ops" => options.ops_per_level = value(),
             "--seed" => options.seed_memories = value(),
+            "--only" => options.only = Some(pair[1].clone()),
             _ => {}
         }
     }
@@ -201,27 +189,53 @@ impl Session {
     }
 }
 
-fn sentence(n: usize) -> String {
-    let word = |k: usize| WORDS[(n / k + k * 7) % WORDS.len()];
-    format!(
-        "Note {n}: the {} step needs the {} before the {}; {} with {} fixed it.",
-        word(1),
-        word(3),
-        word(5),
-        word(11),
-        word(17)
-    )
+/// A deterministic pseudo-random number for `n` (SplitMix64).
+fn mix(n: u64) -> u64 {
+    let mut z = n.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
-/// Operation `n` of the mix: 30% add, 50% search, 20% assemble.
-fn operation(n: usize) -> (&'static str, Value) {
+/// Word `k` of a vocabulary of ~14,000, drawn Zipf-like (a few words are frequent, most rare),
+/// as in real text: seeded by `n`.
+fn word(n: u64) -> String {
+    let r = mix(n);
+    let u = (r >> 11) as f64 / (1u64 << 53) as f64;
+    let rank = (14_000.0 * u.powi(3)) as usize;
+    let (a, b, c) = (rank % 24, (rank / 24) % 24, rank / 576);
+    match c {
+        0 => format!("{}{}", SYLLABLES[a], SYLLABLES[b]),
+        c => format!("{}{}{}", SYLLABLES[a], SYLLABLES[b], SYLLABLES[c % 24]),
+    }
+}
+
+/// Memory `n`: one or two words of the project vocabulary and 10 to 18 corpus words.
+fn sentence(n: usize) -> String {
+    let n = n as u64;
+    let length = 10 + mix(n) % 9;
+    let mut words: Vec<String> = (0..length).map(|i| word(n * 64 + i)).collect();
+    words.insert(3, COMMON[(mix(n + 1) % 12) as usize].to_owned());
+    format!("Note {n}: {}.", words.join(" "))
+}
+
+/// Operation `n` of the mix: 30% add, 50% search, 20% assemble; or always `only`.
+fn operation(n: usize, only: Option<&str>) -> (&'static str, Value) {
+    let seed = 1 << 40 | n as u64;
     let query = format!(
         "{} {} {}",
-        WORDS[n % 24],
-        WORDS[(n / 3) % 24],
-        WORDS[(n / 7) % 24]
+        COMMON[n % 12],
+        word(seed * 64),
+        word(seed * 64 + 1)
     );
-    match n % 10 {
+    let slot = match only {
+        None => n % 10,
+        Some("memory_add") => 0,
+        Some("memory_search") => 3,
+        Some("context_assemble") => 8,
+        Some(other) => panic!("--only {other}: use memory_add, memory_search or context_assemble"),
+    };
+    match slot {
         0..=2 => (
             "memory_add",
             json!({ "content": sentence(1_000_000 + n), "layer": "project", "project_id": "load" }),
@@ -262,6 +276,20 @@ async fn seed(base: &str, memories: usize) {
     while tasks.join_next().await.is_some() {}
 }
 
+/// Waits (at most a minute) until the server's background work after seeding (summary
+/// regeneration, index maintenance) is done, so the first level is not charged with it.
+async fn settle(server: &Server) {
+    let (mut before, _) = server_usage(server.child.id());
+    for _ in 0..120 {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let (now, _) = server_usage(server.child.id());
+        if now - before < 0.01 {
+            return;
+        }
+        before = now;
+    }
+}
+
 struct LevelReport {
     clients: usize,
     ops: usize,
@@ -272,7 +300,13 @@ struct LevelReport {
     rss_mib: f64,
 }
 
-async fn run_level(server: &Server, clients: usize, ops: usize, offset: usize) -> LevelReport {
+async fn run_level(
+    server: &Server,
+    clients: usize,
+    ops: usize,
+    offset: usize,
+    only: Option<Arc<str>>,
+) -> LevelReport {
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(clients)
         .build()
@@ -291,7 +325,7 @@ async fn run_level(server: &Server, clients: usize, ops: usize, offset: usize) -
     let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
     for session in sessions {
-        let (next, errors) = (next.clone(), errors.clone());
+        let (next, errors, only) = (next.clone(), errors.clone(), only.clone());
         tasks.spawn(async move {
             let mut latencies = Vec::with_capacity(ops / clients + 1);
             loop {
@@ -299,7 +333,7 @@ async fn run_level(server: &Server, clients: usize, ops: usize, offset: usize) -
                 if n >= ops {
                     break;
                 }
-                let (tool, arguments) = operation(offset + n);
+                let (tool, arguments) = operation(offset + n, only.as_deref());
                 let sent = Instant::now();
                 if let Err(error) = session.call(n, tool, arguments).await {
                     if errors.fetch_add(1, Ordering::Relaxed) < 3 {
@@ -339,12 +373,17 @@ fn main() {
     runtime.block_on(async {
         let seeding = Instant::now();
         seed(&server.base, options.seed_memories).await;
+        settle(&server).await;
         let (_, rss) = server_usage(server.child.id());
         println!(
-            "mcp_load: seeded {} memories in {:.1?} (server RSS {rss:.0} MiB); mix add 30% / \
-             search 50% / assemble 20%, {} operations per level",
+            "mcp_load: seeded {} memories in {:.1?} (server RSS {rss:.0} MiB); {}, {} \
+             operations per level",
             options.seed_memories,
             seeding.elapsed(),
+            options
+                .only
+                .as_deref()
+                .unwrap_or("mix add 30% / search 50% / assemble 20%"),
             options.ops_per_level
         );
         for (index, clients) in LEVELS.into_iter().enumerate() {
@@ -353,6 +392,7 @@ fn main() {
                 clients,
                 options.ops_per_level,
                 index * options.ops_per_level,
+                options.only.as_deref().map(Arc::from),
             )
             .await;
             let at =
