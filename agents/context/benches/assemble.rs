@@ -147,6 +147,7 @@ fn refresh(c: &mut Criterion) {
                 triggers: TriggerConfig {
                     interval_secs: 0,
                     after_changes: 0,
+                    min_gap_secs: 0,
                 },
                 ..SummaryConfig::default()
             },

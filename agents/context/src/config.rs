@@ -186,6 +186,10 @@ pub struct TriggerConfig {
     pub interval_secs: u64,
     /// Regenerate after this many writes to a scope (10); 0 disables it.
     pub after_changes: u32,
+    /// A scope written to without pause is regenerated at most once per this many seconds
+    /// (10): writes that reach `after_changes` sooner are summarised together when the gap
+    /// ends. Bounds the background work a write-heavy scope costs; 0 disables the gap.
+    pub min_gap_secs: u64,
 }
 
 impl Default for TriggerConfig {
@@ -193,6 +197,7 @@ impl Default for TriggerConfig {
         TriggerConfig {
             interval_secs: 900,
             after_changes: 10,
+            min_gap_secs: 10,
         }
     }
 }

@@ -165,6 +165,7 @@ async fn n_changes_trigger_a_background_refresh() {
         TriggerConfig {
             interval_secs: 0,
             after_changes: 3,
+            min_gap_secs: 0,
         },
     );
     let config = ContextConfig {
@@ -216,6 +217,60 @@ async fn n_changes_trigger_a_background_refresh() {
     assert_eq!(metrics.summary_generations(), 1);
 }
 
+/// A scope under a stream of writes is regenerated once per gap, with every write of the gap
+/// in the next summary, not once per `after_changes` writes.
+#[tokio::test]
+async fn a_scope_written_without_pause_is_regenerated_once_per_gap() {
+    let config = ContextConfig {
+        summaries: SummaryConfig {
+            triggers: TriggerConfig {
+                interval_secs: 0,
+                after_changes: 1,
+                min_gap_secs: 2,
+            },
+            ..SummaryConfig::default()
+        },
+        ..ContextConfig::default()
+    };
+    let (_dir, architect) = open_temp(config).await;
+    let who = alice();
+    let metrics = architect.metrics().clone();
+    add(
+        &architect,
+        &who,
+        Layer::Session,
+        &["First: the deploy failed."],
+    )
+    .await;
+    eventually("the first refresh", || metrics.summary_generations() == 1).await;
+    for note in [
+        "Second: the cache was cold.",
+        "Third: warming it fixed the deploy.",
+        "Fourth: the warm-up now runs in CI.",
+    ] {
+        add(&architect, &who, Layer::Session, &[note]).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(
+        metrics.summary_generations(),
+        1,
+        "writes within the gap wait for it"
+    );
+    eventually("the refresh when the gap ends", || {
+        metrics.summary_generations() == 2
+    })
+    .await;
+    let summary = architect
+        .summary(&who, Layer::Session, Depth::Detailed)
+        .await
+        .expect("summary");
+    assert_eq!(
+        summary.source_count, 4,
+        "the gap's writes are summarised together"
+    );
+    assert_eq!(metrics.summary_generations(), 2);
+}
+
 #[tokio::test]
 async fn the_interval_refreshes_scopes_with_pending_changes() {
     let config = ContextConfig {
@@ -223,6 +278,7 @@ async fn the_interval_refreshes_scopes_with_pending_changes() {
             triggers: TriggerConfig {
                 interval_secs: 1,
                 after_changes: 0,
+                min_gap_secs: 0,
             },
             ..SummaryConfig::default()
         },
