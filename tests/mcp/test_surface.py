@@ -191,3 +191,17 @@ async def test_summaries_are_resources_and_subscribers_hear_of_changes(serve):
         await call_ok(legacy, "memory_list", {"project_id": "shop"})
         assert updates == [watched], "no update after unsubscribing"
     assert server.terminate() == 0
+
+
+async def test_an_open_subscription_does_not_hold_up_shutdown(serve):
+    """A `subscriptions/listen` stream lasts until shutdown ends it, so shutdown must not wait
+    out its grace period (60 s here) for it as for a request in flight."""
+    server = serve("[http]\nshutdown_grace_secs = 60\n")
+    try:
+        async with http_client(server) as client:
+            async with client.listen(resource_subscriptions=["aeterna://summaries/company/company"]) as subscription:
+                assert subscription.honored.resource_subscriptions == ["aeterna://summaries/company/company"]
+                assert server.terminate(timeout=30) == 0
+    except Exception:  # the stream and the session end with the server; that is the point
+        pass
+    assert server.process.returncode == 0

@@ -3,8 +3,9 @@
 //!
 //! A request counts from the moment it reaches the router until its response body is done
 //! (or dropped): an MCP call answered as a server-sent event stream is in flight until the
-//! stream ends. `GET` requests are not counted; on `/mcp` they are the open-ended
-//! notification streams that shutdown itself closes.
+//! stream ends. Open-ended streams are not counted — `GET` requests (on `/mcp`, the
+//! notification streams) and responses marked [`OpenEnded`] (`subscriptions/listen`) — since
+//! shutdown itself closes them.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -28,6 +29,10 @@ struct Shared {
     count: AtomicUsize,
     idle: Notify,
 }
+
+/// A response extension: this response is a stream with no end of its own.
+#[derive(Debug, Clone, Copy)]
+pub struct OpenEnded;
 
 /// Held while one request is in flight.
 struct Guard(InFlight);
@@ -68,7 +73,11 @@ pub async fn track(State(in_flight): State<InFlight>, request: Request, next: Ne
         return next.run(request).await;
     }
     let guard = in_flight.enter();
-    next.run(request).await.map(|body| {
+    let response = next.run(request).await;
+    if response.extensions().get::<OpenEnded>().is_some() {
+        return response;
+    }
+    response.map(|body| {
         Body::new(TrackedBody {
             body,
             _guard: guard,

@@ -21,6 +21,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use super::error::{jsonrpc_code, jsonrpc_error};
+use super::in_flight::OpenEnded;
 use super::jsonrpc;
 use super::sessions::SessionRegistry;
 use crate::auth::Principal;
@@ -29,6 +30,8 @@ use crate::state::AppState;
 
 /// The header that carries an MCP session id.
 const SESSION_HEADER: &str = "mcp-session-id";
+/// The request whose response is a stream that lasts as long as the client wants.
+const LISTEN_METHOD: &str = "subscriptions/listen";
 
 /// The `/mcp` route. Cancelling `shutdown` ends every open session and stream.
 pub fn routes(state: &AppState, shutdown: CancellationToken) -> Router<AppState> {
@@ -97,7 +100,7 @@ async fn gate(
             );
         }
     };
-    let slot = {
+    let (slot, open_ended) = {
         let inspected = match jsonrpc::inspect(&bytes) {
             Ok(inspected) => inspected,
             Err(refusal) => {
@@ -109,7 +112,8 @@ async fn gate(
                 );
             }
         };
-        if session.is_none() && inspected.is_initialize() {
+        let open_ended = inspected.method.as_deref() == Some(LISTEN_METHOD);
+        let slot = if session.is_none() && inspected.is_initialize() {
             match sessions.reserve() {
                 Some(slot) => Some(slot),
                 None => {
@@ -135,11 +139,16 @@ async fn gate(
             }
         } else {
             None
-        }
+        };
+        (slot, open_ended)
     };
-    let response = next
+    let mut response = next
         .run(Request::from_parts(parts, Body::from(bytes)))
         .await;
+    if open_ended {
+        // A subscription stream lasts until shutdown ends it; shutdown must not wait for it.
+        response.extensions_mut().insert(OpenEnded);
+    }
     if let Some(slot) = slot
         && let Some(id) = response
             .headers()
