@@ -165,11 +165,6 @@ impl Metrics {
         }
     }
 
-    /// Calls in flight right now.
-    pub fn in_flight_count(&self) -> i64 {
-        self.in_flight.get()
-    }
-
     pub fn set_store_stats(&self, stats: &StoreStats) {
         self.records
             .set(i64::try_from(stats.records).unwrap_or(i64::MAX));

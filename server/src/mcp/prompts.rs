@@ -10,7 +10,8 @@
 //! scope the lookup like a tool call's. A missing or wrong argument is a `-32602` error that
 //! names it.
 
-use aeterna_memory::Layer;
+use aeterna_context::ContextError;
+use aeterna_memory::{Layer, MemoryError};
 use rmcp::ErrorData;
 use rmcp::model::{
     GetPromptRequestParams, GetPromptResult, JsonObject, ListPromptsResult, Prompt, PromptArgument,
@@ -149,7 +150,15 @@ async fn start_task(
         },
     )
     .await
-    .map_err(|error| refused(START_TASK, error))?;
+    .map_err(|error| {
+        let caller_fault = !matches!(
+            error,
+            ContextError::Storage { .. }
+                | ContextError::Tokenizer(_)
+                | ContextError::Memory(MemoryError::Storage { .. })
+        );
+        failed(START_TASK, error, caller_fault)
+    })?;
     let known = match assembled.content.trim() {
         "" => "Memory holds nothing relevant to this task yet.".to_owned(),
         content => format!("What memory knows that is relevant:\n\n{content}"),
@@ -180,7 +189,10 @@ async fn fix_error(
         },
     )
     .await
-    .map_err(|error| refused(FIX_ERROR, error))?;
+    .map_err(|error| {
+        let caller_fault = error.is_caller_error();
+        failed(FIX_ERROR, error, caller_fault)
+    })?;
     let advice = if found.matches.is_empty() {
         "No fix is known for this kind of error. Find the cause, fix it, then record the fix with \
          hindsight_resolve so the next occurrence is quicker."
@@ -206,7 +218,7 @@ fn record_lesson(
     let lesson = required(name, "lesson", arguments.lesson)?;
     let layer = match arguments.layer.as_deref().map(str::trim) {
         None | Some("") => Layer::Project,
-        Some(layer) => parse_layer("layer", layer).map_err(|error| refused(name, error))?,
+        Some(layer) => parse_layer("layer", layer).map_err(|error| failed(name, error, true))?,
     };
     let text = format!(
         "Record this lesson in long-term memory with memory_add, in the `{layer}` layer:\n\n\
@@ -247,8 +259,14 @@ fn required(prompt: &str, argument: &str, value: String) -> Result<String, Error
     }
 }
 
-fn refused(prompt: &str, error: impl std::fmt::Display) -> ErrorData {
-    ErrorData::invalid_params(format!("prompt {prompt}: {error}"), None)
+/// `-32602` for what the caller can fix, `-32603` (and a warning) for a server failure.
+fn failed(prompt: &str, error: impl std::fmt::Display, caller_fault: bool) -> ErrorData {
+    let message = format!("prompt {prompt}: {error}");
+    if caller_fault {
+        return ErrorData::invalid_params(message, None);
+    }
+    tracing::warn!(prompt, %error, "prompt failed");
+    ErrorData::internal_error(message, None)
 }
 
 fn message(description: impl Into<String>, text: String) -> GetPromptResult {

@@ -3,7 +3,8 @@
 //! its metadata as JSON. They change whenever a memory of their scope does, which is what
 //! clients subscribe to (see [`super::subscriptions`]).
 
-use aeterna_memory::{COMPANY_SCOPE, Layer, MemoryChange};
+use aeterna_context::ContextError;
+use aeterna_memory::{COMPANY_SCOPE, Layer, MemoryChange, MemoryError};
 use rmcp::ErrorData;
 use rmcp::model::{CacheScope, ReadResourceResult, ResourceContents, ResourceTemplate};
 
@@ -79,7 +80,16 @@ pub async fn read(
     };
     let summary = context::summary_get(&state.context, caller, args)
         .await
-        .map_err(|error| ErrorData::invalid_params(format!("{uri}: {error}"), None))?;
+        .map_err(|error| match error {
+            ContextError::InvalidInput(_)
+            | ContextError::Memory(
+                MemoryError::InvalidInput(_) | MemoryError::MissingScope { .. },
+            ) => ErrorData::invalid_params(format!("{uri}: {error}"), None),
+            error => {
+                tracing::warn!(uri, %error, "reading a summary failed");
+                ErrorData::internal_error(format!("{uri}: {error}"), None)
+            }
+        })?;
     let json = serde_json::to_string(&summary).map_err(|error| {
         ErrorData::internal_error(format!("cannot encode the summary: {error}"), None)
     })?;
