@@ -305,10 +305,9 @@ impl RoleChain {
         parse: &impl Fn(&ChatResponse) -> Result<T, String>,
     ) -> Result<(T, ChatResponse), LlmError> {
         if slot.breaker().is_refusing() {
-            // Say so without touching the budget; `acquire` gives the reason.
-            if let Err(open) = slot.breaker().acquire() {
-                return Err(open);
-            }
+            // Say so without touching the budget; `acquire` gives the reason (or lets a probe
+            // through when the cool-down ended meanwhile: the permit is dropped unused).
+            drop(slot.breaker().acquire()?);
         }
         let estimate = request.estimated_prompt_tokens() + u64::from(request.max_tokens);
         let reservation = match self

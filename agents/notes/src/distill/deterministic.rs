@@ -211,12 +211,15 @@ impl NoteWriter<'_, '_> {
             .flat_map(|episode| self.failing_tests(episode))
             .take(3);
         let files = self.analysis.edited_files().into_iter().take(4);
-        let topics = tags.iter().cloned().filter(|tag| {
-            !matches!(
-                tag.as_str(),
-                "fixed" | "unresolved" | "test-failure" | "build-failure" | "tool-failure"
-            )
-        });
+        let topics = tags
+            .iter()
+            .filter(|tag| {
+                !matches!(
+                    tag.as_str(),
+                    "fixed" | "unresolved" | "test-failure" | "build-failure" | "tool-failure"
+                )
+            })
+            .cloned();
         let mut keywords: Vec<String> = Vec::new();
         for keyword in tests.chain(files).chain(topics) {
             if !keywords.contains(&keyword) {
