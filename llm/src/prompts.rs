@@ -79,11 +79,14 @@ pub fn summarize(
     let per_source = (room / sources.len().max(1)).clamp(400, 4_000);
     let mut listed = String::new();
     let mut included = 0;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
     for (n, source) in sources.iter().enumerate() {
         let entry = format!(
             "[{}] ({}) {}\n",
             n + 1,
-            date(source.updated_at),
+            age(source.updated_at, now),
             clip_middle(&one_paragraph(source.text), per_source)
         );
         if entry.len() > room {
@@ -390,20 +393,16 @@ fn ceil_boundary(text: &str, mut index: usize) -> usize {
     index
 }
 
-/// `2025-06-15` from milliseconds since the epoch.
-fn date(millis: i64) -> String {
-    let days = millis.div_euclid(86_400_000);
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
+/// How long ago `millis` (since the epoch) was, in words a model reads at a glance.
+fn age(millis: i64, now: i64) -> String {
+    let days = (now - millis).max(0) / 86_400_000;
+    match days {
+        0 => "today".to_owned(),
+        1 => "yesterday".to_owned(),
+        2..=59 => format!("{days} days ago"),
+        60..=729 => format!("{} months ago", days / 30),
+        _ => format!("{} years ago", days / 365),
+    }
 }
 
 #[cfg(test)]
@@ -464,7 +463,7 @@ mod tests {
         let sources: Vec<SummarySource<'_>> = (0..100)
             .map(|n| SummarySource {
                 text: &text,
-                updated_at: 1_750_000_000_000 - n,
+                updated_at: n,
             })
             .collect();
         let request = summarize("project", "p", &sources, [50, 200, 500], 16 * 1024);
@@ -474,7 +473,10 @@ mod tests {
             request.prompt_bytes()
         );
         let user = &request.messages[0].content;
-        assert!(user.contains("[1] (2025-06-15)"), "{user}");
+        assert!(
+            user.contains("[1] (") && user.contains(" years ago) word"),
+            "{user}"
+        );
         assert!(user.contains("older memories left out"));
 
         let events: Vec<String> = (0..200)
@@ -500,6 +502,17 @@ mod tests {
         let clipped = clip_middle(&text, 40);
         assert!(clipped.len() <= 40 && clipped.starts_with('a') && clipped.ends_with('z'));
         assert_eq!(clip_middle("short", 40), "short");
-        assert_eq!(date(0), "1970-01-01");
+    }
+
+    #[test]
+    fn ages_read_naturally() {
+        let day = 86_400_000;
+        let now = 1_000 * day;
+        assert_eq!(age(now - 3_600_000, now), "today");
+        assert_eq!(age(now - day, now), "yesterday");
+        assert_eq!(age(now - 12 * day, now), "12 days ago");
+        assert_eq!(age(now - 90 * day, now), "3 months ago");
+        assert_eq!(age(now - 800 * day, now), "2 years ago");
+        assert_eq!(age(now + day, now), "today");
     }
 }

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::http::Endpoint;
 use super::{ChatProvider, ChatRequest, ChatResponse, Finish, Speaker, Usage};
 use crate::config::ProviderConfig;
-use crate::error::{ErrorKind, LlmError};
+use crate::error::LlmError;
 
 /// The API version every request pins.
 const API_VERSION: &str = "2023-06-01";
@@ -114,22 +114,12 @@ impl ChatProvider for AnthropicChat {
                 })
                 .collect(),
         };
-        let bytes = self
-            .endpoint
-            .post("/messages", self.headers(), &body)
-            .await?;
-        let malformed = |why: String| {
-            LlmError::new(
-                self.endpoint.name.clone(),
-                ErrorKind::MalformedOutput,
-                format!(
-                    "{} did not answer like the Messages API: {why}",
-                    self.endpoint.url("/messages")
-                ),
-            )
-        };
+        const PATH: &str = "/messages";
+        let bytes = self.endpoint.post(PATH, self.headers(), &body).await?;
+        let malformed =
+            |why: &dyn std::fmt::Display| self.endpoint.malformed(PATH, "the Messages API", why);
         let response: MessageResponse =
-            serde_json::from_slice(&bytes).map_err(|error| malformed(error.to_string()))?;
+            serde_json::from_slice(&bytes).map_err(|error| malformed(&error))?;
         let text: String = response
             .content
             .iter()
@@ -137,20 +127,12 @@ impl ChatProvider for AnthropicChat {
             .filter_map(|block| block.text.as_deref())
             .collect();
         if text.trim().is_empty() {
-            return Err(malformed("no text content".into()));
+            return Err(malformed(&"no text content"));
         }
-        let usage = match response.usage {
-            Some(usage) => Usage {
-                input_tokens: usage.input_tokens,
-                output_tokens: usage.output_tokens,
-                reported: true,
-            },
-            None => Usage {
-                input_tokens: request.estimated_prompt_tokens(),
-                output_tokens: (text.len() as u64).div_ceil(3),
-                reported: false,
-            },
-        };
+        let reported = response
+            .usage
+            .map(|usage| (usage.input_tokens, usage.output_tokens));
+        let usage = Usage::reported_or_estimated(reported, request, &text);
         Ok(ChatResponse {
             text,
             usage,

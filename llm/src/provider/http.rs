@@ -2,6 +2,7 @@
 //! works in the default build), the API key from the environment, bodies read within
 //! `max_response_bytes`, and failures mapped onto [`ErrorKind`]s.
 
+use std::fmt;
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, bail};
@@ -84,6 +85,14 @@ impl Endpoint {
 
     fn error(&self, kind: ErrorKind, message: impl Into<String>) -> LlmError {
         LlmError::new(self.name.clone(), kind, message)
+    }
+
+    /// A 2xx answer at `path` that is not the `api`'s response.
+    pub fn malformed(&self, path: &str, api: &str, why: impl fmt::Display) -> LlmError {
+        self.error(
+            ErrorKind::MalformedOutput,
+            format!("{} did not answer like {api}: {why}", self.url(path)),
+        )
     }
 
     /// POSTs `body` as JSON to `path` and returns the body of a 2xx answer.

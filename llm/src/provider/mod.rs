@@ -81,6 +81,27 @@ impl Usage {
     pub fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens
     }
+
+    /// The usage a provider reported as (input, output), or an estimate from byte counts
+    /// when it reported none (some local servers do not).
+    pub(crate) fn reported_or_estimated(
+        reported: Option<(u64, u64)>,
+        request: &ChatRequest,
+        answer: &str,
+    ) -> Usage {
+        match reported {
+            Some((input_tokens, output_tokens)) => Usage {
+                input_tokens,
+                output_tokens,
+                reported: true,
+            },
+            None => Usage {
+                input_tokens: request.estimated_prompt_tokens(),
+                output_tokens: (answer.len() as u64).div_ceil(3),
+                reported: false,
+            },
+        }
+    }
 }
 
 /// Why the model stopped.

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::http::Endpoint;
 use super::{ChatProvider, ChatRequest, ChatResponse, Finish, Speaker, Usage};
 use crate::config::ProviderConfig;
-use crate::error::{ErrorKind, LlmError};
+use crate::error::LlmError;
 
 pub struct OpenAiChat {
     endpoint: Endpoint,
@@ -129,41 +129,25 @@ impl ChatProvider for OpenAiChat {
                 kind: "json_object",
             }),
         };
-        let bytes = self
-            .endpoint
-            .post("/chat/completions", self.headers(), &body)
-            .await?;
-        let malformed = |why: String| {
-            LlmError::new(
-                self.endpoint.name.clone(),
-                ErrorKind::MalformedOutput,
-                format!(
-                    "{} did not answer like an OpenAI chat completion: {why}",
-                    self.endpoint.url("/chat/completions")
-                ),
-            )
+        const PATH: &str = "/chat/completions";
+        let bytes = self.endpoint.post(PATH, self.headers(), &body).await?;
+        let malformed = |why: &dyn std::fmt::Display| {
+            self.endpoint
+                .malformed(PATH, "an OpenAI chat completion", why)
         };
         let completion: Completion =
-            serde_json::from_slice(&bytes).map_err(|error| malformed(error.to_string()))?;
+            serde_json::from_slice(&bytes).map_err(|error| malformed(&error))?;
         let Some(choice) = completion.choices.into_iter().next() else {
-            return Err(malformed("no choices".into()));
+            return Err(malformed(&"no choices"));
         };
         let text = choice.message.content.unwrap_or_default();
         if text.trim().is_empty() {
-            return Err(malformed("the message has no text".into()));
+            return Err(malformed(&"the message has no text"));
         }
-        let usage = match completion.usage {
-            Some(usage) => Usage {
-                input_tokens: usage.prompt_tokens,
-                output_tokens: usage.completion_tokens,
-                reported: true,
-            },
-            None => Usage {
-                input_tokens: request.estimated_prompt_tokens(),
-                output_tokens: (text.len() as u64).div_ceil(3),
-                reported: false,
-            },
-        };
+        let reported = completion
+            .usage
+            .map(|usage| (usage.prompt_tokens, usage.completion_tokens));
+        let usage = Usage::reported_or_estimated(reported, request, &text);
         Ok(ChatResponse {
             text,
             usage,
