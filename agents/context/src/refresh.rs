@@ -32,9 +32,10 @@ pub struct RefreshOutcome {
     pub generator: String,
     /// When the summaries were generated, in milliseconds since the Unix epoch (UTC).
     pub generated_at: i64,
-    /// Why the configured LLM summarizer did not write these summaries (they are the
-    /// extractive ones): every provider skipped and why, or an answer over its budget. Absent
-    /// when nothing was regenerated, when it did write them, or when none is configured.
+    /// What did not serve before `generator`, and why: when these are the extractive
+    /// summaries, every LLM provider skipped (or an answer over its budget); when a provider
+    /// wrote them, those skipped before it. Absent when nothing was regenerated, when the first
+    /// choice wrote them, or when no LLM is configured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<String>,
 }

@@ -138,6 +138,7 @@ impl Distiller for LlmDistiller {
         Ok(match served.value {
             Ok(mut note) => {
                 note.distiller = distiller;
+                note.fallbacks = served.skipped.iter().map(ToString::to_string).collect();
                 Distillation::Note(note)
             }
             Err(reason) => Distillation::Declined(Declined {

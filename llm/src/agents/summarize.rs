@@ -34,6 +34,7 @@ impl Summarizer for LlmSummarizer {
             return Ok(Drafted {
                 texts: Default::default(),
                 generator: ExtractiveSummarizer::ID.to_owned(),
+                skipped: Vec::new(),
             });
         }
         self.chain.precheck()?;
@@ -61,6 +62,7 @@ impl Summarizer for LlmSummarizer {
         Ok(Drafted {
             texts: served.value,
             generator: format!("llm:{}/{} {SUMMARIZE}", served.provider, served.model),
+            skipped: served.skipped.iter().map(ToString::to_string).collect(),
         })
     }
 }

@@ -426,3 +426,37 @@ async fn every_agent_answers_correctly_with_every_provider_down() {
     assert_eq!(exhausted.role, Role::Analyze);
     stack.close().await;
 }
+
+#[tokio::test]
+async fn a_later_provider_serves_and_the_skipped_ones_are_recorded() {
+    let refusing = StandIn::start(Reply::status(401)).await;
+    let working = StandIn::start(Reply::status(500)).await;
+    working.respond_with(model);
+    let stack = Stack::open(config(vec![
+        ("first", provider(Api::OpenAi, &refusing.base_url())),
+        ("second", provider(Api::Anthropic, &working.base_url())),
+    ]))
+    .await;
+    let who = alice();
+    add_incident_memories(&stack, &who).await;
+    let refreshed = stack
+        .context
+        .refresh(&who, Some(&[Layer::Project]))
+        .await
+        .unwrap();
+    assert_eq!(refreshed[0].generator, "llm:second/test-model summarize-v1");
+    let skipped = refreshed[0].fallback.as_deref().unwrap_or_default();
+    assert!(skipped.starts_with("first (auth): "), "{skipped}");
+
+    capture(&stack, &who);
+    let outcome = stack.notes.distill(&who).await.unwrap();
+    let note = stack.notes.get(&who, outcome.notes[0].id).await.unwrap();
+    assert_eq!(note.summary.distiller, "llm:second/test-model distill-v1");
+    assert!(
+        note.markdown
+            .contains("distilled by llm:second/test-model distill-v1 (before it: first (auth): "),
+        "{}",
+        note.markdown
+    );
+    stack.close().await;
+}

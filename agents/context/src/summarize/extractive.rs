@@ -57,6 +57,7 @@ impl Summarizer for ExtractiveSummarizer {
         Ok(Drafted {
             texts: self.summarize_now(input),
             generator: Self::ID.to_owned(),
+            skipped: Vec::new(),
         })
     }
 }

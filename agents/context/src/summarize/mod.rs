@@ -43,6 +43,9 @@ pub struct Drafted {
     pub texts: DepthTexts,
     /// Recorded with the summaries, e.g. `llm:local/qwen2.5:7b summarize-v1`.
     pub generator: String,
+    /// What was tried before `generator` and why it did not serve (a provider chain's
+    /// skipped providers); empty when the first choice wrote them.
+    pub skipped: Vec<String>,
 }
 
 /// Writes the three summaries of a layer. Implementations should stay within each depth's
@@ -60,8 +63,9 @@ pub struct Generated {
     pub texts: DepthTexts,
     pub token_counts: [usize; 3],
     pub generator: String,
-    /// Why the configured summarizer's work was not used (these are the extractive
-    /// summaries); `None` when it was, or when none is configured.
+    /// What did not serve before `generator`, and why: the configured summarizer's failure
+    /// (these are then the extractive summaries), or the providers it skipped before the one
+    /// that wrote them. `None` when the first choice wrote them.
     pub fallback: Option<String>,
 }
 
@@ -108,7 +112,8 @@ impl SummaryGenerator {
                             texts: drafted.texts,
                             token_counts,
                             generator: drafted.generator,
-                            fallback: None,
+                            fallback: (!drafted.skipped.is_empty())
+                                .then(|| drafted.skipped.join("; ")),
                         };
                     };
                     let reason = format!(
@@ -179,6 +184,7 @@ mod tests {
             Ok(Drafted {
                 texts,
                 generator: "scripted-v1".into(),
+                skipped: Vec::new(),
             })
         }
     }

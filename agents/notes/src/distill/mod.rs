@@ -125,6 +125,8 @@ impl DistillerChain {
         for provider in &self.providers {
             match provider.distill(input).await {
                 Ok(Distillation::Note(mut note)) => {
+                    // Earlier distillers' failures, then what this one skipped itself.
+                    fallbacks.append(&mut note.fallbacks);
                     note.fallbacks = fallbacks;
                     return Distillation::Note(note);
                 }
