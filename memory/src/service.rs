@@ -152,7 +152,20 @@ impl MemoryService {
     /// Stores a memory in the caller's scope for `new.layer`; an identical content in that
     /// scope is returned instead of being stored twice.
     pub async fn add(&self, who: &Identity, new: NewMemory) -> Result<AddOutcome> {
-        let mut outcomes = self.add_many(who, vec![new], "").await?;
+        let mut outcomes = self.add_many(who, vec![new], "", None).await?;
+        Ok(outcomes.pop().expect("one outcome per memory"))
+    }
+
+    /// As [`add`](Self::add), with the id chosen by the caller (an agent whose content names
+    /// its own id, such as a note's front matter). The id must be new: a stored one is a
+    /// storage error. Use a UUID v7, so ids keep their creation order.
+    pub async fn add_with_id(
+        &self,
+        who: &Identity,
+        id: Uuid,
+        new: NewMemory,
+    ) -> Result<AddOutcome> {
+        let mut outcomes = self.add_many(who, vec![new], "", Some(id)).await?;
         Ok(outcomes.pop().expect("one outcome per memory"))
     }
 
@@ -167,7 +180,7 @@ impl MemoryService {
         if items.is_empty() {
             return Ok(Vec::new());
         }
-        self.add_many(who, items, "items").await
+        self.add_many(who, items, "items", None).await
     }
 
     async fn add_many(
@@ -175,6 +188,7 @@ impl MemoryService {
         who: &Identity,
         items: Vec<NewMemory>,
         field: &str,
+        id: Option<Uuid>,
     ) -> Result<Vec<AddOutcome>> {
         let tenant_id = validate::tenant(who)?;
         let now = now_millis();
@@ -197,7 +211,7 @@ impl MemoryService {
                 metadata = validate::redacted_metadata(metadata);
             }
             records.push(MemoryRecord {
-                id: Uuid::now_v7(),
+                id: id.unwrap_or_else(Uuid::now_v7),
                 tenant_id: tenant_id.to_string(),
                 layer: scope.layer,
                 scope_id: scope.scope_id,

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use aeterna_context::ContextConfig;
 use aeterna_hindsight::HindsightConfig;
+use aeterna_llm::LlmConfig;
 use aeterna_memory::MemoryConfig;
 pub use aeterna_memory::embed::EmbedderConfig;
 use aeterna_notes::NotesConfig;
@@ -19,7 +20,7 @@ use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
 /// The top-level keys of [`Config`]; environment variables outside them are not ours.
-const SECTIONS: [&str; 11] = [
+const SECTIONS: [&str; 12] = [
     "listen",
     "data_dir",
     "log_format",
@@ -31,6 +32,7 @@ const SECTIONS: [&str; 11] = [
     "context",
     "hindsight",
     "notes",
+    "llm",
 ];
 
 /// Everything `aeterna serve` and `aeterna mcp` can be told.
@@ -56,6 +58,9 @@ pub struct Config {
     pub hindsight: HindsightConfig,
     /// The Note-Taking agent: capture modes, queue, truncation caps and distillation.
     pub notes: NotesConfig,
+    /// LLM providers and the chain of each role (summaries, notes, loop analyses); none by
+    /// default: every agent then uses its deterministic path.
+    pub llm: LlmConfig,
 }
 
 impl Default for Config {
@@ -72,6 +77,7 @@ impl Default for Config {
             context: ContextConfig::default(),
             hindsight: HindsightConfig::default(),
             notes: NotesConfig::default(),
+            llm: LlmConfig::default(),
         }
     }
 }
@@ -353,6 +359,9 @@ impl Config {
             bail!("invalid configuration: {error}");
         }
         if let Err(error) = self.notes.validate() {
+            bail!("invalid configuration: {error}");
+        }
+        if let Err(error) = self.llm.validate() {
             bail!("invalid configuration: {error}");
         }
         Ok(())

@@ -269,6 +269,7 @@ impl RunningServer {
         }
         // Captured trajectories reach storage (and their notes the memory) before it flushes.
         self.state.notes.shutdown().await;
+        self.state.llm.shutdown().await;
         self.state
             .memory
             .flush()

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use aeterna_context::ContextArchitect;
 use aeterna_hindsight::HindsightService;
+use aeterna_llm::LlmRoles;
 use aeterna_memory::MemoryService;
-use aeterna_notes::NotesService;
+use aeterna_notes::{DistillerChain, NotesService};
 use anyhow::Context;
 
 use crate::auth::Authenticator;
@@ -26,6 +27,8 @@ pub struct AppState {
     pub context: Arc<ContextArchitect>,
     pub hindsight: Arc<HindsightService>,
     pub notes: Arc<NotesService>,
+    /// The LLM provider layer (disabled without `[llm]` providers).
+    pub llm: Arc<LlmRoles>,
 }
 
 impl AppState {
@@ -54,12 +57,22 @@ impl AppState {
             config.memory.max_id_bytes,
         ));
         let mut metrics = Metrics::new();
-        let context = ContextArchitect::start(memory.clone(), config.context.clone())
-            .context("cannot start the Context Architect")?;
+        let llm = if config.llm.is_enabled() {
+            LlmRoles::start(config.llm.clone(), memory.sqlite().cloned())
+                .context("cannot start the LLM providers")?
+        } else {
+            LlmRoles::disabled()
+        };
+        llm.register_metrics(metrics.registry_mut());
+        let context =
+            ContextArchitect::start_with(memory.clone(), config.context.clone(), llm.summarizer())
+                .context("cannot start the Context Architect")?;
         context.metrics().register(metrics.registry_mut());
         let hindsight = HindsightService::new(memory.clone(), config.hindsight.clone())
             .context("cannot start Hindsight")?;
-        let notes = NotesService::start(config.notes.clone(), memory.clone())
+        let distillers =
+            DistillerChain::new(llm.distillers().context("cannot start the LLM distiller")?);
+        let notes = NotesService::start_with(config.notes.clone(), memory.clone(), distillers)
             .context("cannot start the Note-Taking agent")?;
         notes.register_metrics(metrics.registry_mut());
         Ok(AppState {
@@ -70,6 +83,7 @@ impl AppState {
             context,
             hindsight: Arc::new(hindsight),
             notes,
+            llm,
         })
     }
 }

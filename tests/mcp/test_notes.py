@@ -160,4 +160,7 @@ async def test_capture_distill_get_and_read_over_stdio(tmp_path):
         assert got["title"] == note["title"]
         read = await client.read_resource(note["uri"])
         markdown = next(c.text for c in read.contents if c.mime_type == "text/markdown")
-        assert markdown.startswith("# Fix for failing test")
+        # YAML front matter, then the note.
+        assert markdown.startswith(f"---\nid: {note['id']}\ntitle: ")
+        assert "\n---\n\n# Fix for failing test" in markdown
+        assert f"keywords: {json.dumps(note['keywords'])}" in markdown

@@ -35,5 +35,5 @@ pub use refresh::{RefreshOutcome, source_hash};
 pub use config::{CacheConfig, ContextConfig, SummaryConfig, TriggerConfig};
 pub use error::{ContextError, Result};
 pub use model::{AssembledContext, Depth, LayerSummary, Source, SourceDepth};
-pub use summarize::{ExtractiveSummarizer, Summarizer, SummaryGenerator};
+pub use summarize::{Drafted, ExtractiveSummarizer, Summarizer, SummaryGenerator};
 pub use tokens::Tokenizer;

@@ -32,6 +32,12 @@ pub struct RefreshOutcome {
     pub generator: String,
     /// When the summaries were generated, in milliseconds since the Unix epoch (UTC).
     pub generated_at: i64,
+    /// What did not serve before `generator`, and why: when these are the extractive
+    /// summaries, every LLM provider skipped (or an answer over its budget); when a provider
+    /// wrote them, those skipped before it. Absent when nothing was regenerated, when the first
+    /// choice wrote them, or when no LLM is configured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
 }
 
 impl ContextArchitect {
@@ -78,13 +84,14 @@ impl ContextArchitect {
         let records = self.sources(tenant_id, scope).await?;
         let source_hash = source_hash(&records);
         let existing = self.store.get(tenant_id, scope).await?;
-        let (summaries, regenerated) = match existing {
-            Some(existing) if existing.source_hash() == source_hash => (existing, false),
-            _ => (
-                self.regenerate(tenant_id, scope, &records, source_hash)
-                    .await?,
-                true,
-            ),
+        let (summaries, regenerated, fallback) = match existing {
+            Some(existing) if existing.source_hash() == source_hash => (existing, false, None),
+            _ => {
+                let (summaries, fallback) = self
+                    .regenerate(tenant_id, scope, &records, source_hash)
+                    .await?;
+                (summaries, true, fallback)
+            }
         };
         if regenerated {
             self.results.invalidate(tenant_id, scope);
@@ -100,6 +107,7 @@ impl ContextArchitect {
             source_hash: first.source_hash.clone(),
             generator: first.generator.clone(),
             generated_at: first.generated_at,
+            fallback,
         };
         Ok((outcome, summaries))
     }
@@ -141,7 +149,7 @@ impl ContextArchitect {
         scope: &Scope,
         records: &[MemoryRecord],
         source_hash: String,
-    ) -> Result<Arc<ScopeSummaries>> {
+    ) -> Result<(Arc<ScopeSummaries>, Option<String>)> {
         let docs: Vec<SourceDoc<'_>> = records
             .iter()
             .map(|r| SourceDoc {
@@ -151,6 +159,7 @@ impl ContextArchitect {
             .collect();
         let budgets = Depth::ALL.map(|depth| self.config.summaries.budget(depth));
         let input = SummaryInput {
+            tenant_id,
             layer: scope.layer,
             scope_id: &scope.scope_id,
             docs: &docs,
@@ -170,9 +179,11 @@ impl ContextArchitect {
             generated_at,
             generator: generated.generator.clone(),
         });
-        self.store
+        let summaries = self
+            .store
             .put(ScopeSummaries::new(depths, self.tokenizer))
-            .await
+            .await?;
+        Ok((summaries, generated.fallback))
     }
 
     fn refresh_lock(&self, tenant_id: &str, scope: &Scope) -> &tokio::sync::Mutex<()> {

@@ -198,6 +198,11 @@ pub struct DistillConfig {
     /// How long `note_distill` waits for queued events to be stored first, in milliseconds
     /// (5 000).
     pub flush_timeout_ms: u64,
+    /// Earlier notes of the project linked from a new note's "Related notes" section, at most
+    /// (5). 0 leaves the section empty and skips the search.
+    pub related_notes: usize,
+    /// Search score (0..1) an earlier note needs to be linked as related (0.3).
+    pub related_min_score: f32,
 }
 
 impl Default for DistillConfig {
@@ -206,12 +211,27 @@ impl Default for DistillConfig {
             threshold: 10,
             max_events_per_note: 200,
             flush_timeout_ms: 5_000,
+            related_notes: 5,
+            related_min_score: 0.3,
         }
     }
 }
 
 impl DistillConfig {
     fn validate(&self) -> Result<(), String> {
+        if !(0.0..=1.0).contains(&self.related_min_score) {
+            return Err(format!(
+                "notes.distill.related_min_score = {} must be between 0 and 1",
+                self.related_min_score
+            ));
+        }
+        if self.related_notes > 20 {
+            return Err(format!(
+                "notes.distill.related_notes = {} is more than 20; a note links a few of its \
+                 closest relatives",
+                self.related_notes
+            ));
+        }
         if self.max_events_per_note == 0 {
             return Err("notes.distill.max_events_per_note must be at least 1".into());
         }

@@ -1,24 +1,33 @@
 //! [`Distillery`]: reads a session's uncovered events, distils them, stores the note as a
-//! project-layer memory of kind `note`, and marks the events as covered.
+//! project-layer memory of kind `note` linking related earlier notes, and marks the events as
+//! covered. Events a distiller declined are marked with [`DECLINED`] instead of a note.
 //!
-//! One distillation per session runs at a time (an in-process lock per session). If the
-//! process dies between storing a note and marking its events, the next distillation writes
-//! the same content, which the memory service deduplicates: no duplicate note.
+//! A note's id is derived from the events it covers ([`note_id`]) and written in its front
+//! matter. One distillation per session runs at a time (an in-process lock per session). If
+//! the process dies between storing a note and marking its events, the next distillation finds
+//! the note under the same id and only marks the events: no duplicate note, whichever
+//! distiller wrote it.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use aeterna_memory::{Identity, Layer, MemoryService, NewMemory, kind};
+use aeterna_memory::{Identity, Layer, MemoryError, MemoryService, NewMemory, SearchRequest, kind};
 use parking_lot::Mutex;
+use schemars::JsonSchema;
 use serde::Serialize;
+use sha2::{Digest, Sha256};
+use uuid::Uuid;
 
 use crate::config::DistillConfig;
-use crate::distill::{DistillInput, DistilledNote, DistillerChain};
+use crate::distill::{DistillInput, Distillation, DistilledNote, DistillerChain, RelatedNote};
 use crate::error::{NotesError, Result};
 use crate::event::{CapturedEvent, SessionKey, truncate_at_token};
 use crate::note::{NoteMetadata, NoteSummary};
-use crate::store::TrajectoryStore;
+use crate::store::{DECLINED, TrajectoryStore};
+
+/// Characters of the search query for related notes, at most.
+const RELATED_QUERY_CHARS: usize = 600;
 
 /// Counters of distillation, for `/metrics`.
 #[derive(Debug, Default)]
@@ -26,6 +35,7 @@ struct DistillStats {
     notes_created: AtomicU64,
     notes_deduplicated: AtomicU64,
     events_distilled: AtomicU64,
+    declined: AtomicU64,
     failures: AtomicU64,
 }
 
@@ -37,8 +47,30 @@ pub struct DistillSnapshot {
     pub notes_deduplicated: u64,
     /// Events covered by notes.
     pub events_distilled: u64,
+    /// Events a distiller found not worth a note (marked as distilled, no note written).
+    pub events_declined: u64,
     /// Distillations that failed (the events stay pending and are retried).
     pub failures: u64,
+}
+
+/// Events a distiller found not worth a note.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct DeclinedEvents {
+    /// How many events.
+    pub events: usize,
+    /// Why they hold nothing worth a note.
+    pub reason: String,
+    /// Which distiller decided.
+    pub distiller: String,
+}
+
+/// What one distillation wrote.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DistillRun {
+    /// Notes written (or found already written), oldest first.
+    pub notes: Vec<NoteSummary>,
+    /// Events declined, oldest first.
+    pub declined: Vec<DeclinedEvents>,
 }
 
 pub(crate) struct Distillery {
@@ -90,9 +122,8 @@ impl Distillery {
     }
 
     /// Distils the uncovered events of `who`'s session into notes, `max_events_per_note` at a
-    /// time, while at least `min_events` are uncovered. Returns the notes written (or found
-    /// already written), oldest first.
-    pub async fn distill(&self, who: &Identity, min_events: usize) -> Result<Vec<NoteSummary>> {
+    /// time, while at least `min_events` are uncovered.
+    pub async fn distill(&self, who: &Identity, min_events: usize) -> Result<DistillRun> {
         let layer = note_layer(who)?;
         let session = SessionKey::of(who);
         let lock = self.lock_for(&session);
@@ -114,41 +145,60 @@ impl Distillery {
         layer: Layer,
         session: &SessionKey,
         min_events: usize,
-    ) -> Result<Vec<NoteSummary>> {
-        let mut notes = Vec::new();
+    ) -> Result<DistillRun> {
+        let mut run = DistillRun::default();
         loop {
             let events = self
                 .store
                 .pending_events(session, self.config.max_events_per_note)
                 .await?;
             if events.len() < min_events {
-                return Ok(notes);
+                return Ok(run);
             }
-            let note = self
+            let distillation = self
                 .chain
                 .distill(DistillInput {
                     session,
                     events: &events,
                 })
                 .await;
-            let new = self.new_memory(layer, &note, session, &events);
-            let added = self.memory.add(who, new).await?;
             let ids: Vec<_> = events.iter().map(|e| e.id).collect();
-            let marked = self
-                .store
-                .mark_covered(&session.tenant_id, &ids, added.record.id)
-                .await?;
-            if marked == 0 {
-                // The same events would come back forever; stop rather than spin.
-                return Err(NotesError::storage(
-                    "marking distilled events",
-                    anyhow::anyhow!(
-                        "none of the {} events could be marked as covered",
-                        ids.len()
-                    ),
-                ));
-            }
-            let counter = if added.deduplicated {
+            let note = match distillation {
+                Distillation::Note(note) => note,
+                Distillation::Declined(declined) => {
+                    self.mark(session, &ids, DECLINED).await?;
+                    self.stats
+                        .declined
+                        .fetch_add(events.len() as u64, Ordering::Relaxed);
+                    tracing::info!(
+                        %session,
+                        events = events.len(),
+                        distiller = declined.distiller,
+                        reason = declined.reason,
+                        "nothing worth a note in these events"
+                    );
+                    run.declined.push(DeclinedEvents {
+                        events: events.len(),
+                        reason: declined.reason,
+                        distiller: declined.distiller,
+                    });
+                    continue;
+                }
+            };
+            let id = note_id(session, &events);
+            let (record, deduplicated) = match self.memory.get(who, id).await {
+                // Stored before a crash kept its events from being marked.
+                Ok(record) => (record, true),
+                Err(MemoryError::NotFound(_)) => {
+                    let related = self.related(who, layer, &note, id).await;
+                    let new = self.new_memory(layer, &note, id, &related, session, &events);
+                    let added = self.memory.add_with_id(who, id, new).await?;
+                    (added.record, added.deduplicated)
+                }
+                Err(error) => return Err(error.into()),
+            };
+            self.mark(session, &ids, record.id).await?;
+            let counter = if deduplicated {
                 &self.stats.notes_deduplicated
             } else {
                 &self.stats.notes_created
@@ -158,15 +208,85 @@ impl Distillery {
                 .events_distilled
                 .fetch_add(events.len() as u64, Ordering::Relaxed);
             tracing::info!(
-                note = %added.record.id,
+                note = %record.id,
                 %session,
                 events = events.len(),
                 quality = note.quality,
                 distiller = note.distiller,
-                deduplicated = added.deduplicated,
+                fallbacks = note.fallbacks.len(),
+                deduplicated,
                 "distilled a note"
             );
-            notes.push(NoteSummary::of(&added.record));
+            run.notes.push(NoteSummary::of(&record));
+        }
+    }
+
+    /// Marks `ids` as covered by `note_id` (or [`DECLINED`]).
+    async fn mark(&self, session: &SessionKey, ids: &[Uuid], note_id: Uuid) -> Result<()> {
+        let marked = self
+            .store
+            .mark_covered(&session.tenant_id, ids, note_id)
+            .await?;
+        if marked == 0 {
+            // The same events would come back forever; stop rather than spin.
+            return Err(NotesError::storage(
+                "marking distilled events",
+                anyhow::anyhow!(
+                    "none of the {} events could be marked as covered",
+                    ids.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Earlier notes of the same scope that search finds for `note`, best first. A failed
+    /// search leaves the section empty rather than failing the distillation.
+    async fn related(
+        &self,
+        who: &Identity,
+        layer: Layer,
+        note: &DistilledNote,
+        id: Uuid,
+    ) -> Vec<RelatedNote> {
+        let wanted = self.config.related_notes;
+        if wanted == 0 {
+            return Vec::new();
+        }
+        let query: String = [note.title.as_str(), note.description.as_str()]
+            .into_iter()
+            .chain(note.keywords.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ")
+            .chars()
+            .take(RELATED_QUERY_CHARS)
+            .collect();
+        let request = SearchRequest {
+            query,
+            layers: Some(vec![layer]),
+            tags: Vec::new(),
+            kinds: vec![kind::NOTE.to_owned()],
+            limit: wanted + 1,
+            min_score: self.config.related_min_score,
+        };
+        match self.memory.search(who, request).await {
+            Ok(hits) => hits
+                .iter()
+                .filter(|hit| hit.record.id != id)
+                .take(wanted)
+                .map(|hit| {
+                    let summary = NoteSummary::of(&hit.record);
+                    RelatedNote {
+                        id: summary.id,
+                        title: summary.title,
+                        description: summary.description,
+                    }
+                })
+                .collect(),
+            Err(error) => {
+                tracing::warn!(%error, "cannot search for related notes; the note links none");
+                Vec::new()
+            }
         }
     }
 
@@ -176,15 +296,18 @@ impl Distillery {
         &self,
         layer: Layer,
         note: &DistilledNote,
+        id: Uuid,
+        related: &[RelatedNote],
         session: &SessionKey,
         events: &[CapturedEvent],
     ) -> NewMemory {
         let limits = self.memory.config();
-        let mut content = note.to_markdown();
+        let mut content = note.to_document(id, related);
         if truncate_at_token(&mut content, limits.max_content_bytes.saturating_sub(64)) {
             content.push_str("\n\n_(note cut to the memory size limit)_\n");
         }
         let mut metadata = NoteMetadata::new(note, session, events);
+        metadata.related = related.iter().map(|r| r.id).collect();
         let mut value = serde_json::to_value(&metadata).unwrap_or_default();
         if value.to_string().len() > limits.max_metadata_bytes {
             metadata.sections = None;
@@ -232,7 +355,36 @@ impl Distillery {
             notes_created: load(&self.stats.notes_created),
             notes_deduplicated: load(&self.stats.notes_deduplicated),
             events_distilled: load(&self.stats.events_distilled),
+            events_declined: load(&self.stats.declined),
             failures: load(&self.stats.failures),
         }
     }
+}
+
+/// The id of the note covering `events` of `session`: a UUID v7 with the time of the last
+/// event and bits hashed from the session and the first event. Distilling the same events
+/// again gives the same id, so a note stored before a crash is found rather than duplicated.
+pub fn note_id(session: &SessionKey, events: &[CapturedEvent]) -> Uuid {
+    let mut hasher = Sha256::new();
+    for part in [
+        session.tenant_id.as_str(),
+        session.project_id.as_str(),
+        session.session_id.as_str(),
+    ] {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
+    }
+    if let Some(first) = events.first() {
+        hasher.update(first.id.as_bytes());
+    }
+    let digest = hasher.finalize();
+    let mut random = [0u8; 10];
+    random.copy_from_slice(&digest[..10]);
+    let millis = events
+        .iter()
+        .map(|e| e.captured_at)
+        .max()
+        .unwrap_or_default()
+        .max(0) as u64;
+    uuid::Builder::from_unix_timestamp_millis(millis, &random).into_uuid()
 }

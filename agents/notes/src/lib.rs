@@ -8,11 +8,12 @@
 //!   redacts secrets (`aeterna-redact`) and stores events in batches in the shared SQLite
 //!   database ([`store::TrajectoryStore`]), retries while the store fails, and drains the
 //!   queue on shutdown.
-//! * Distillation turns a session's uncovered events into a Markdown note ([`distill`]),
-//!   automatically at a threshold or on demand, and stores it through
-//!   [`aeterna_memory::MemoryService::add`] as a project-layer memory of kind `note`, so
-//!   search and context assembly find it. Covered events are marked, so re-distilling never
-//!   duplicates a note.
+//! * Distillation turns a session's uncovered events into a Markdown note ([`distill`]) with
+//!   front matter and links to related earlier notes, automatically at a threshold or on
+//!   demand, and stores it through [`aeterna_memory::MemoryService::add_with_id`] as a
+//!   project-layer memory of kind `note`, so search and context assembly find it. Covered
+//!   events are marked, so re-distilling never duplicates a note; a distiller may decline
+//!   events that hold nothing worth a note.
 
 mod auto;
 pub mod capture;
@@ -32,8 +33,11 @@ mod writer;
 
 pub use capture::{CaptureMode, CapturePolicy, Sampler, Verdict};
 pub use config::{CaptureConfig, DistillConfig, EventLimits, NotesConfig, QueueConfig};
-pub use distill::{DeterministicDistiller, DistillInput, DistilledNote, Distiller, DistillerChain};
-pub use distillery::{DistillSnapshot, note_layer};
+pub use distill::{
+    Declined, DeterministicDistiller, DistillInput, Distillation, DistilledNote, Distiller,
+    DistillerChain, RelatedNote,
+};
+pub use distillery::{DeclinedEvents, DistillSnapshot, note_id, note_layer};
 pub use error::{NotesError, Result};
 pub use event::{CapturedEvent, SessionKey, TrajectoryEvent};
 pub use note::{Note, NoteSummary, Sections};

@@ -5,7 +5,8 @@
 //! `events_filtered_total`, `events_dropped_total` (queue full), `events_written_total`,
 //! `batches_written_total`, `write_failures_total`, `events_lost_total`, `events_spilled_total`,
 //! `secrets_redacted_total`, `notes_created_total`, `notes_deduplicated_total`,
-//! `events_distilled_total`, `distill_failures_total`; gauges `queue_depth`,
+//! `events_distilled_total`, `events_declined_total` (not worth a note),
+//! `distill_failures_total`; gauges `queue_depth`,
 //! `queue_capacity`, `events_pending` and `store_failing` (1 while writes fail).
 
 use std::sync::Arc;
@@ -34,7 +35,7 @@ impl Collector for NotesCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let snapshot = self.0.snapshot();
         let (capture, distill) = (&snapshot.capture, &snapshot.distill);
-        let counters: [(&str, &str, u64); 13] = [
+        let counters: [(&str, &str, u64); 14] = [
             (
                 "events_accepted",
                 "Trajectory events accepted into the capture queue",
@@ -82,6 +83,11 @@ impl Collector for NotesCollector {
                 "events_distilled",
                 "Events covered by notes",
                 distill.events_distilled,
+            ),
+            (
+                "events_declined",
+                "Events a distiller found not worth a note (no note written)",
+                distill.events_declined,
             ),
             (
                 "distill_failures",

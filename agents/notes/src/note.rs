@@ -42,8 +42,16 @@ pub struct Sections {
 #[serde(default)]
 pub struct NoteMetadata {
     pub title: String,
+    pub description: String,
+    pub keywords: Vec<String>,
     pub quality: f32,
     pub distiller: String,
+    /// Why distillers tried before `distiller` did not serve.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fallbacks: Vec<String>,
+    /// The earlier notes linked as related.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub related: Vec<Uuid>,
     pub session_id: String,
     pub project_id: String,
     /// How many events the note was distilled from.
@@ -62,8 +70,12 @@ impl NoteMetadata {
     pub fn new(note: &DistilledNote, session: &SessionKey, events: &[CapturedEvent]) -> Self {
         NoteMetadata {
             title: note.title.clone(),
+            description: note.description.clone(),
+            keywords: note.keywords.clone(),
             quality: note.quality,
             distiller: note.distiller.clone(),
+            fallbacks: note.fallbacks.clone(),
+            related: Vec::new(),
             session_id: session.session_id.clone(),
             project_id: session.project_id.clone(),
             event_count: events.len(),
@@ -102,6 +114,10 @@ pub struct NoteSummary {
     pub uri: String,
     /// A one-line title.
     pub title: String,
+    /// One or two sentences saying what the note is about.
+    pub description: String,
+    /// Search terms of the note (also in its front matter).
+    pub keywords: Vec<String>,
     /// The layer the note is stored in (project, or session when there is no project).
     pub layer: Layer,
     /// The scope within that layer.
@@ -129,6 +145,8 @@ impl NoteSummary {
             id: record.id,
             uri: uri(record.id),
             title: metadata.title,
+            description: metadata.description,
+            keywords: metadata.keywords,
             layer: record.layer,
             scope_id: record.scope_id.clone(),
             quality: metadata.quality,

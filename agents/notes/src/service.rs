@@ -13,7 +13,7 @@ use crate::auto::{AutoDistiller, NotesSink};
 use crate::capture::{CaptureMode, CapturePolicy, Verdict};
 use crate::config::NotesConfig;
 use crate::distill::DistillerChain;
-use crate::distillery::{DistillSnapshot, Distillery, note_layer};
+use crate::distillery::{DeclinedEvents, DistillSnapshot, Distillery, note_layer};
 use crate::error::{NotesError, Result};
 use crate::event::{CapturedEvent, SessionKey, TrajectoryEvent};
 use crate::note::{Note, NoteSummary};
@@ -73,6 +73,9 @@ pub struct DistillOutcome {
     pub notes: Vec<NoteSummary>,
     /// Events these notes cover.
     pub distilled_events: usize,
+    /// Events a distiller found not worth a note, and why: they are marked as distilled and no
+    /// note was written for them.
+    pub declined: Vec<DeclinedEvents>,
     /// Every note covering this session so far, oldest first, with its event count.
     pub session_notes: Vec<SessionNote>,
 }
@@ -270,7 +273,7 @@ impl NotesService {
     pub async fn distill(&self, who: &Identity) -> Result<DistillOutcome> {
         note_layer(who)?;
         self.flush().await?;
-        let notes = self.distillery.distill(who, 1).await?;
+        let run = self.distillery.distill(who, 1).await?;
         let session_notes = self
             .distillery
             .store()
@@ -280,8 +283,9 @@ impl NotesService {
             .map(|(id, events)| SessionNote { id, events })
             .collect();
         Ok(DistillOutcome {
-            distilled_events: notes.iter().map(|note| note.event_count).sum(),
-            notes,
+            distilled_events: run.notes.iter().map(|note| note.event_count).sum(),
+            notes: run.notes,
+            declined: run.declined,
             session_notes,
         })
     }

@@ -19,6 +19,10 @@ const COLUMNS: &str = "tenant_id, id, project_id, session_id, agent_id, user_id,
     org_id, tool_name, description, input, output, success, duration_ms, tags, metadata, \
     truncated, captured_at, note_id";
 
+/// The `note_id` of events a distiller declined (nothing worth a note): they are distilled,
+/// and no note covers them. The nil UUID is never a memory's id.
+pub const DECLINED: Uuid = Uuid::nil();
+
 /// A session with events not yet covered by a note.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingSession {
@@ -124,8 +128,8 @@ impl TrajectoryStore {
         rows.iter().map(event_from_row).collect()
     }
 
-    /// Records that `note_id` covers `events` of `tenant_id`; events already covered keep
-    /// their note. Returns how many were marked.
+    /// Records that `note_id` (or [`DECLINED`]) covers `events` of `tenant_id`; events already
+    /// covered keep their note. Returns how many were marked.
     pub async fn mark_covered(
         &self,
         tenant_id: &str,
@@ -170,11 +174,12 @@ impl TrajectoryStore {
         let rows = sqlx::query(
             "SELECT note_id, count(*) AS events, min(id) AS first FROM trajectory_events \
              WHERE tenant_id = ? AND project_id = ? AND session_id = ? AND note_id IS NOT NULL \
-             GROUP BY note_id ORDER BY first",
+             AND note_id <> ? GROUP BY note_id ORDER BY first",
         )
         .bind(&session.tenant_id)
         .bind(&session.project_id)
         .bind(&session.session_id)
+        .bind(DECLINED.to_string())
         .fetch_all(&self.db.pool)
         .await
         .map_err(failed("reading a session's notes"))?;
@@ -201,7 +206,8 @@ impl TrajectoryStore {
              WHERE tenant_id = ? AND note_id IS NOT NULL AND note_id > ? ORDER BY note_id LIMIT ?",
         )
         .bind(tenant_id)
-        .bind(after.map(|id| id.to_string()).unwrap_or_default())
+        // The nil id of declined events sorts first: start after it.
+        .bind(after.unwrap_or(DECLINED).to_string())
         .bind(i64::try_from(limit).unwrap_or(i64::MAX))
         .fetch_all(&self.db.pool)
         .await

@@ -111,6 +111,7 @@ pub async fn run_mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
         }
     }
     state.notes.shutdown().await;
+    state.llm.shutdown().await;
     state
         .memory
         .flush()

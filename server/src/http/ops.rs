@@ -13,10 +13,16 @@ pub async fn healthz() -> impl IntoResponse {
     Json(json!({ "status": "ok" }))
 }
 
-/// Readiness: every store answers.
+/// Readiness: every store answers. With LLM providers configured, their circuit breakers
+/// (closed, open, half-open) and last errors are in `llm`; an open breaker does not make the
+/// server unready, since every role falls back to its deterministic path.
 pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
+    let mut ready = json!({ "status": "ready" });
+    if state.llm.is_enabled() {
+        ready["llm"] = json!({ "providers": state.llm.health() });
+    }
     match state.memory.ready().await {
-        Ok(()) => (StatusCode::OK, Json(json!({ "status": "ready" }))),
+        Ok(()) => (StatusCode::OK, Json(ready)),
         Err(error) => {
             tracing::warn!(%error, "not ready");
             (

@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use super::{DepthTexts, SourceDoc, Summarizer, SummaryInput};
+use super::{DepthTexts, Drafted, SourceDoc, Summarizer, SummaryInput};
 use crate::text;
 use crate::tokens::Tokenizer;
 
@@ -53,8 +53,12 @@ impl Summarizer for ExtractiveSummarizer {
         Self::ID
     }
 
-    async fn summarize(&self, input: &SummaryInput<'_>) -> anyhow::Result<DepthTexts> {
-        Ok(self.summarize_now(input))
+    async fn summarize(&self, input: &SummaryInput<'_>) -> anyhow::Result<Drafted> {
+        Ok(Drafted {
+            texts: self.summarize_now(input),
+            generator: Self::ID.to_owned(),
+            skipped: Vec::new(),
+        })
     }
 }
 
@@ -259,6 +263,7 @@ mod tests {
             })
             .collect();
         let input = SummaryInput {
+            tenant_id: "t",
             layer: Layer::Project,
             scope_id: "p",
             docs: &docs,

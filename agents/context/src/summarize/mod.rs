@@ -1,8 +1,8 @@
 //! Layer summarisation behind the [`Summarizer`] trait.
 //!
-//! The default, [`ExtractiveSummarizer`], is deterministic and offline. An LLM provider (a later
-//! issue) implements the same trait; [`WithFallback`] runs it first and falls back to the
-//! extractive path when it fails or overshoots a depth's budget.
+//! The default, [`ExtractiveSummarizer`], is deterministic and offline. An LLM provider
+//! (`aeterna-llm`) implements the same trait; [`SummaryGenerator`] runs it first and falls back
+//! to the extractive path when it fails or overshoots a depth's budget, and says why.
 
 mod extractive;
 
@@ -25,6 +25,8 @@ pub struct SourceDoc<'a> {
 /// What to summarise, and the token budget of each depth (indexed by [`Depth::index`]).
 #[derive(Debug, Clone, Copy)]
 pub struct SummaryInput<'a> {
+    /// Whose memories these are (an LLM provider charges the tenant's token budget).
+    pub tenant_id: &'a str,
     pub layer: Layer,
     pub scope_id: &'a str,
     /// Newest first.
@@ -35,13 +37,24 @@ pub struct SummaryInput<'a> {
 /// A summary per depth, indexed by [`Depth::index`].
 pub type DepthTexts = [String; 3];
 
+/// What a [`Summarizer`] wrote, and who wrote it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Drafted {
+    pub texts: DepthTexts,
+    /// Recorded with the summaries, e.g. `llm:local/qwen2.5:7b summarize-v1`.
+    pub generator: String,
+    /// What was tried before `generator` and why it did not serve (a provider chain's
+    /// skipped providers); empty when the first choice wrote them.
+    pub skipped: Vec<String>,
+}
+
 /// Writes the three summaries of a layer. Implementations should stay within each depth's
 /// budget; [`generate`] enforces it regardless.
 #[async_trait::async_trait]
 pub trait Summarizer: Send + Sync {
-    /// Identifies the generator in stored summaries, e.g. `extractive-v1`.
+    /// Identifies the summarizer in logs, e.g. `extractive-v1`.
     fn id(&self) -> &str;
-    async fn summarize(&self, input: &SummaryInput<'_>) -> anyhow::Result<DepthTexts>;
+    async fn summarize(&self, input: &SummaryInput<'_>) -> anyhow::Result<Drafted>;
 }
 
 /// Summaries and the id of the summarizer that wrote them.
@@ -50,6 +63,10 @@ pub struct Generated {
     pub texts: DepthTexts,
     pub token_counts: [usize; 3],
     pub generator: String,
+    /// What did not serve before `generator`, and why: the configured summarizer's failure
+    /// (these are then the extractive summaries), or the providers it skipped before the one
+    /// that wrote them. `None` when the first choice wrote them.
+    pub fallback: Option<String>,
 }
 
 /// Runs the configured summarizer (an LLM provider, when one is configured) and falls back to
@@ -79,35 +96,52 @@ impl SummaryGenerator {
     }
 
     pub async fn generate(&self, input: &SummaryInput<'_>) -> Generated {
+        let mut fallback = None;
         if let Some(primary) = &self.primary {
             match primary.summarize(input).await {
-                Ok(texts) => {
-                    let token_counts = texts.each_ref().map(|text| self.tokenizer.count(text));
-                    if token_counts
-                        .iter()
-                        .zip(input.budgets)
-                        .all(|(count, budget)| *count <= budget)
-                    {
+                Ok(drafted) => {
+                    let token_counts = drafted
+                        .texts
+                        .each_ref()
+                        .map(|text| self.tokenizer.count(text));
+                    let over = Depth::ALL
+                        .into_iter()
+                        .find(|depth| token_counts[depth.index()] > input.budgets[depth.index()]);
+                    let Some(depth) = over else {
                         return Generated {
-                            texts,
+                            texts: drafted.texts,
                             token_counts,
-                            generator: primary.id().to_owned(),
+                            generator: drafted.generator,
+                            fallback: (!drafted.skipped.is_empty())
+                                .then(|| drafted.skipped.join("; ")),
                         };
-                    }
+                    };
+                    let reason = format!(
+                        "{} wrote a {depth} summary of {} tokens, over its budget of {}",
+                        drafted.generator,
+                        token_counts[depth.index()],
+                        input.budgets[depth.index()]
+                    );
                     tracing::warn!(
                         summarizer = primary.id(),
                         layer = %input.layer,
                         scope = input.scope_id,
+                        reason,
                         "summary over its depth budget; using the extractive summary"
                     );
+                    fallback = Some(reason);
                 }
-                Err(error) => tracing::warn!(
-                    summarizer = primary.id(),
-                    layer = %input.layer,
-                    scope = input.scope_id,
-                    error = format!("{error:#}"),
-                    "summarizer failed; using the extractive summary"
-                ),
+                Err(error) => {
+                    let reason = format!("{error:#}");
+                    tracing::warn!(
+                        summarizer = primary.id(),
+                        layer = %input.layer,
+                        scope = input.scope_id,
+                        error = reason,
+                        "summarizer failed; using the extractive summary"
+                    );
+                    fallback = Some(reason);
+                }
             }
         }
         let mut texts = self.extractive.summarize_now(input);
@@ -124,6 +158,7 @@ impl SummaryGenerator {
             texts,
             token_counts,
             generator: self.extractive.id().to_owned(),
+            fallback,
         }
     }
 }
@@ -141,10 +176,16 @@ mod tests {
             "scripted"
         }
 
-        async fn summarize(&self, _input: &SummaryInput<'_>) -> anyhow::Result<DepthTexts> {
-            self.0
+        async fn summarize(&self, _input: &SummaryInput<'_>) -> anyhow::Result<Drafted> {
+            let texts = self
+                .0
                 .clone()
-                .ok_or_else(|| anyhow::anyhow!("provider unavailable"))
+                .ok_or_else(|| anyhow::anyhow!("provider unavailable"))?;
+            Ok(Drafted {
+                texts,
+                generator: "scripted-v1".into(),
+                skipped: Vec::new(),
+            })
         }
     }
 
@@ -155,6 +196,7 @@ mod tests {
             updated_at: 0,
         }];
         let input = SummaryInput {
+            tenant_id: "acme",
             layer: Layer::Team,
             scope_id: "core",
             docs: &docs,
@@ -169,8 +211,9 @@ mod tests {
     async fn a_working_primary_is_used() {
         let texts = ["a".to_owned(), "b c".to_owned(), "d e f".to_owned()];
         let generated = run(Some(texts.clone())).await;
-        assert_eq!(generated.generator, "scripted");
+        assert_eq!(generated.generator, "scripted-v1");
         assert_eq!(generated.texts, texts);
+        assert_eq!(generated.fallback, None);
     }
 
     #[tokio::test]
@@ -178,6 +221,7 @@ mod tests {
         let generated = run(None).await;
         assert_eq!(generated.generator, ExtractiveSummarizer::ID);
         assert!(generated.texts[2].contains("Deploys"));
+        assert_eq!(generated.fallback.as_deref(), Some("provider unavailable"));
     }
 
     #[tokio::test]
@@ -185,6 +229,13 @@ mod tests {
         let long = "word ".repeat(100);
         let generated = run(Some([String::new(), long, String::new()])).await;
         assert_eq!(generated.generator, ExtractiveSummarizer::ID);
+        let reason = generated.fallback.as_deref().unwrap_or_default();
+        assert!(
+            reason.starts_with(
+                "scripted-v1 wrote a paragraph summary of 101 tokens, over its budget of 20"
+            ),
+            "{reason}"
+        );
         assert!(
             generated
                 .token_counts

@@ -4,7 +4,7 @@
 use super::analysis::{Analysis, Episode, ranked};
 use super::render::{clip, code, duration, utc_minute};
 use super::signals::{Action, language_of};
-use super::{DistillInput, DistilledNote, Distiller};
+use super::{Declined, DistillInput, Distillation, DistilledNote, Distiller};
 
 /// List lengths that keep a note readable (and far below the memory service's size limit).
 const MAX_EPISODES: usize = 5;
@@ -13,7 +13,9 @@ const MAX_TOOLS: usize = 8;
 const MAX_THEMES: usize = 5;
 const MAX_STEPS: usize = 12;
 const MAX_TAGS: usize = 16;
+const MAX_KEYWORDS: usize = 12;
 const MAX_TEXT: usize = 240;
+const MAX_DESCRIPTION: usize = 300;
 
 /// Template distillation; needs nothing and cannot fail.
 #[derive(Debug, Clone, Copy, Default)]
@@ -22,21 +24,49 @@ pub struct DeterministicDistiller;
 impl DeterministicDistiller {
     pub const ID: &'static str = "deterministic-v1";
 
+    /// The note of `input`, whatever it holds.
     pub fn distill_now(&self, input: DistillInput<'_>) -> DistilledNote {
+        Self::write(input, &Analysis::of(input.events))
+    }
+
+    /// The note of `input`, or "nothing worth a note" when nothing failed and nothing was
+    /// changed: a session that only searched, read, built or tested teaches nothing to reuse.
+    pub fn judge(&self, input: DistillInput<'_>) -> Distillation {
         let analysis = Analysis::of(input.events);
-        let writer = NoteWriter {
-            input,
-            analysis: &analysis,
-        };
+        let changed = analysis
+            .signals
+            .iter()
+            .any(|signal| matches!(signal.action, Action::Edit | Action::Run));
+        if analysis.episodes.is_empty() && !changed {
+            let calls = input.events.len();
+            return Distillation::Declined(Declined {
+                reason: format!(
+                    "nothing failed and nothing was changed: the {calls} {} only searched, read,                      built or tested",
+                    if calls == 1 { "call" } else { "calls" }
+                ),
+                distiller: Self::ID.to_owned(),
+            });
+        }
+        Distillation::Note(Self::write(input, &analysis))
+    }
+
+    fn write(input: DistillInput<'_>, analysis: &Analysis<'_>) -> DistilledNote {
+        let writer = NoteWriter { input, analysis };
+        let problem = writer.problem();
+        let solution = writer.solution();
+        let tags = writer.tags();
         DistilledNote {
             title: writer.title(),
+            description: writer.summary(&solution),
+            keywords: writer.keywords(&tags),
             context: writer.context(),
-            problem: writer.problem(),
-            solution: writer.solution(),
+            problem,
+            solution,
             patterns: writer.patterns(),
-            tags: writer.tags(),
+            tags,
             quality: writer.quality(),
             distiller: Self::ID.to_owned(),
+            fallbacks: Vec::new(),
         }
     }
 }
@@ -47,8 +77,8 @@ impl Distiller for DeterministicDistiller {
         Self::ID
     }
 
-    async fn distill(&self, input: DistillInput<'_>) -> anyhow::Result<DistilledNote> {
-        Ok(self.distill_now(input))
+    async fn distill(&self, input: DistillInput<'_>) -> anyhow::Result<Distillation> {
+        Ok(self.judge(input))
     }
 }
 
@@ -116,6 +146,88 @@ impl NoteWriter<'_, '_> {
             Some(file) => format!("Work on {}", code(file)),
             None => format!("Session of {} tool calls", self.analysis.events.len()),
         }
+    }
+
+    /// What failed first and how the session ended, or what was done: one or two sentences
+    /// from which a reader decides whether the note is relevant.
+    fn summary(&self, solution: &[String]) -> String {
+        let analysis = self.analysis;
+        let text = match analysis.episodes.first() {
+            Some(episode) => {
+                let first = episode.first_failure();
+                let mut text = format!("{} failed", self.label(first));
+                let tests = self.failing_tests(episode);
+                if !tests.is_empty() {
+                    text.push_str(&format!(": {}", Self::tests_phrase(&tests).0));
+                }
+                if let Some(error) = &analysis.signals[first].error {
+                    text.push_str(&format!(" with {}", code(&clip(error_gist(error), 100))));
+                }
+                let resolved = analysis.episodes.iter().all(|e| e.resolution.is_some());
+                match (resolved, episode.resolution) {
+                    (true, Some(passed)) => {
+                        let edited: Vec<String> = ranked(
+                            episode
+                                .fix()
+                                .filter(|&i| analysis.signals[i].action == Action::Edit)
+                                .flat_map(|i| analysis.signals[i].files.iter().cloned()),
+                        );
+                        let how = if edited.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" by editing {}", codes(&edited, 2))
+                        };
+                        text.push_str(&format!(". Fixed{how}; {} passed.", self.label(passed)));
+                    }
+                    _ => text.push_str(". Not resolved in the session."),
+                }
+                text
+            }
+            None => {
+                let mut text = format!("{} tool calls", analysis.events.len());
+                if let Some(goal) = (0..analysis.events.len()).find_map(|i| self.description(i)) {
+                    text.push_str(&format!(" to {}", goal.trim_end_matches('.')));
+                }
+                let edited = analysis.edited_files();
+                if !edited.is_empty() {
+                    text.push_str(&format!("; edited {}", codes(&edited, 3)));
+                }
+                match solution.last().filter(|step| step.ends_with("passed.")) {
+                    Some(last) => text.push_str(&format!("; {last}")),
+                    None => text.push('.'),
+                }
+                text
+            }
+        };
+        clip(&text, MAX_DESCRIPTION)
+    }
+
+    /// Search terms: failing tests, edited files, then the tags that name a topic.
+    fn keywords(&self, tags: &[String]) -> Vec<String> {
+        let tests = self
+            .analysis
+            .episodes
+            .iter()
+            .flat_map(|episode| self.failing_tests(episode))
+            .take(3);
+        let files = self.analysis.edited_files().into_iter().take(4);
+        let topics = tags
+            .iter()
+            .filter(|tag| {
+                !matches!(
+                    tag.as_str(),
+                    "fixed" | "unresolved" | "test-failure" | "build-failure" | "tool-failure"
+                )
+            })
+            .cloned();
+        let mut keywords: Vec<String> = Vec::new();
+        for keyword in tests.chain(files).chain(topics) {
+            if !keywords.contains(&keyword) {
+                keywords.push(keyword);
+            }
+        }
+        keywords.truncate(MAX_KEYWORDS);
+        keywords
     }
 
     fn context(&self) -> Vec<String> {
@@ -454,6 +566,15 @@ impl NoteWriter<'_, '_> {
         score += 0.15 * described as f32 / events.len() as f32;
         (score.min(1.0) * 100.0).round() / 100.0
     }
+}
+
+/// The message of an error line without a panic's location prefix:
+/// `thread 'x' panicked at src/a.rs:3:9: boom` → `boom`.
+fn error_gist(error: &str) -> &str {
+    error
+        .find(" panicked at ")
+        .and_then(|at| error[at..].find(": ").map(|colon| at + colon + 2))
+        .map_or(error, |start| &error[start..])
 }
 
 /// The sequence of actions with repeats folded: "search → read → (edit → test) ×3".

@@ -135,6 +135,21 @@ fn a_realistic_trajectory_names_the_failing_test_and_the_fix() {
             .contains(&"Slowest call: `cargo test parser` (14.2 s).".to_owned())
     );
     assert_eq!(note.tags, vec!["parser", "rust", "test-failure", "fixed"]);
+    assert_eq!(
+        note.keywords,
+        vec![
+            "parser::tests::parses_empty_input",
+            "src/parser.rs",
+            "parser",
+            "rust"
+        ]
+    );
+    assert_eq!(
+        note.description,
+        "`cargo test parser` failed: test `parser::tests::parses_empty_input` with `index out of \
+         bounds: the len is 0 but the index is 0`. Fixed by editing `src/parser.rs`; `cargo test \
+         parser` passed."
+    );
     assert!(
         note.quality >= 0.9,
         "a specific, resolved, described session scores high: {}",
@@ -203,6 +218,28 @@ fn a_session_without_failures_records_what_was_done() {
             "`cargo build` passed."
         ]
     );
+}
+
+#[test]
+fn sessions_that_only_looked_around_are_declined_and_others_are_not() {
+    let judge = |events: &[CapturedEvent]| {
+        let session = events[0].session_key();
+        DeterministicDistiller.judge(DistillInput {
+            session: &session,
+            events,
+        })
+    };
+    let looked = vec![
+        call("grep", "", r#"{"pattern":"x"}"#, "a.rs:1", true),
+        shell("cargo test", "test result: ok", true),
+    ];
+    assert!(matches!(judge(&looked), Distillation::Declined(_)));
+    let mut failed = looked.clone();
+    failed.push(shell("cargo test", "test a ... FAILED", false));
+    assert!(matches!(judge(&failed), Distillation::Note(_)));
+    let mut edited = looked;
+    edited.push(call("edit_file", "", r#"{"path":"a.rs"}"#, "ok", true));
+    assert!(matches!(judge(&edited), Distillation::Note(_)));
 }
 
 #[test]

@@ -3,14 +3,56 @@
 use std::fmt::Write;
 
 use aeterna_memory::Timestamp;
+use uuid::Uuid;
 
-use super::DistilledNote;
+use super::{DistilledNote, RelatedNote};
 
+/// Description characters kept in a related-note link.
+const RELATED_DESCRIPTION: usize = 160;
+
+/// The sections and the footer.
 pub fn markdown(note: &DistilledNote) -> String {
     let mut out = String::with_capacity(2048);
+    body(&mut out, note);
+    footer(&mut out, note);
+    out
+}
+
+/// Front matter, the sections, the related notes and the footer: the note as stored.
+pub fn document(note: &DistilledNote, id: Uuid, related: &[RelatedNote]) -> String {
+    let mut out = String::with_capacity(3072);
+    // YAML front matter; JSON strings and arrays are YAML flow scalars and sequences, so
+    // quoting and escaping are exact.
+    let quoted = |text: &str| serde_json::to_string(&one_line(text)).unwrap_or_default();
+    let keywords: Vec<String> = note.keywords.iter().map(|k| quoted(k)).collect();
+    let _ = writeln!(out, "---");
+    let _ = writeln!(out, "id: {id}");
+    let _ = writeln!(out, "title: {}", quoted(&note.title));
+    let _ = writeln!(out, "description: {}", quoted(&note.description));
+    let _ = writeln!(out, "keywords: [{}]", keywords.join(", "));
+    let _ = writeln!(out, "---\n");
+    body(&mut out, note);
+    let _ = writeln!(out, "## Related notes\n");
+    if related.is_empty() {
+        out.push_str("_No earlier note of this project matched._\n");
+    }
+    for note in related {
+        let title = one_line(&note.title).replace(['[', ']'], "");
+        let _ = write!(out, "- [{title}]({}{})", crate::note::URI_PREFIX, note.id);
+        if !note.description.trim().is_empty() {
+            let _ = write!(out, " — {}", clip(&note.description, RELATED_DESCRIPTION));
+        }
+        out.push('\n');
+    }
+    out.push('\n');
+    footer(&mut out, note);
+    out
+}
+
+fn body(out: &mut String, note: &DistilledNote) {
     let _ = writeln!(out, "# {}\n", one_line(&note.title));
-    bullets(&mut out, "Context", &note.context);
-    bullets(&mut out, "Problem", &note.problem);
+    bullets(out, "Context", &note.context);
+    bullets(out, "Problem", &note.problem);
     let _ = writeln!(out, "## Solution\n");
     if note.solution.is_empty() {
         out.push_str("_None recorded._\n");
@@ -19,7 +61,7 @@ pub fn markdown(note: &DistilledNote) -> String {
         let _ = writeln!(out, "{}. {}", number + 1, one_line(step));
     }
     out.push('\n');
-    bullets(&mut out, "Patterns", &note.patterns);
+    bullets(out, "Patterns", &note.patterns);
     let _ = writeln!(out, "## Tags\n");
     let tags: Vec<String> = note.tags.iter().map(|tag| code(tag)).collect();
     if tags.is_empty() {
@@ -27,12 +69,24 @@ pub fn markdown(note: &DistilledNote) -> String {
     } else {
         let _ = writeln!(out, "{}", tags.join(" "));
     }
-    let _ = writeln!(
+    out.push('\n');
+}
+
+fn footer(out: &mut String, note: &DistilledNote) {
+    let _ = write!(
         out,
-        "\n_Quality {:.2} · distilled by {}._",
-        note.quality, note.distiller
+        "_Quality {:.2} · distilled by {}",
+        note.quality,
+        one_line(&note.distiller)
     );
-    out
+    if !note.fallbacks.is_empty() {
+        let _ = write!(
+            out,
+            " (before it: {})",
+            clip(&note.fallbacks.join("; "), 400)
+        );
+    }
+    out.push_str("._\n");
 }
 
 fn bullets(out: &mut String, heading: &str, lines: &[String]) {
@@ -126,6 +180,8 @@ mod tests {
     fn captured_text_cannot_break_the_markdown() {
         let note = DistilledNote {
             title: "line one\n# injected heading".into(),
+            description: String::new(),
+            keywords: vec![],
             context: vec!["a\n## Problem\nb".into()],
             problem: vec![],
             solution: vec!["step".into()],
@@ -133,6 +189,7 @@ mod tests {
             tags: vec!["x`y".into()],
             quality: 0.5,
             distiller: "deterministic-v1".into(),
+            fallbacks: vec![],
         };
         let text = markdown(&note);
         let headings: Vec<&str> = text.lines().filter(|line| line.starts_with('#')).collect();
@@ -149,6 +206,51 @@ mod tests {
         );
         assert!(text.contains("`x'y`"));
         assert!(text.contains("1. step"));
+    }
+
+    #[test]
+    fn documents_carry_front_matter_and_related_notes() {
+        let note = DistilledNote {
+            title: "Fix: \"quoted\" title".into(),
+            description: "One line.\n---\nnot front matter".into(),
+            keywords: vec!["a, b".into(), "src/x.rs".into()],
+            context: vec![],
+            problem: vec!["p".into()],
+            solution: vec!["s".into()],
+            patterns: vec![],
+            tags: vec![],
+            quality: 0.4,
+            distiller: "llm:local/m distill-v1".into(),
+            fallbacks: vec!["other (timeout): no answer".into()],
+        };
+        let id = Uuid::now_v7();
+        let related = RelatedNote {
+            id: Uuid::now_v7(),
+            title: "An [earlier] note".into(),
+            description: "What it was about.".into(),
+        };
+        let text = document(&note, id, std::slice::from_ref(&related));
+        let front: Vec<&str> = text.lines().take(6).collect();
+        assert_eq!(
+            front,
+            vec![
+                "---".to_owned(),
+                format!("id: {id}"),
+                r#"title: "Fix: \"quoted\" title""#.to_owned(),
+                r#"description: "One line. --- not front matter""#.to_owned(),
+                r#"keywords: ["a, b", "src/x.rs"]"#.to_owned(),
+                "---".to_owned(),
+            ]
+        );
+        assert!(text.contains(&format!(
+            "## Related notes\n\n- [An earlier note](aeterna://notes/{}) — What it was about.\n",
+            related.id
+        )));
+        assert!(text.ends_with(
+            "_Quality 0.40 · distilled by llm:local/m distill-v1 (before it: other (timeout): no answer)._\n"
+        ));
+        let alone = document(&note, id, &[]);
+        assert!(alone.contains("## Related notes\n\n_No earlier note of this project matched._"));
     }
 
     #[test]

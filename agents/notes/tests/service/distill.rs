@@ -83,7 +83,123 @@ async fn a_realistic_trajectory_becomes_a_project_note() {
     assert_eq!(note.covered_events, 6);
     let sections = note.sections.expect("sections fit in the metadata");
     assert_eq!(sections.solution.len(), 2);
-    assert!(note.markdown.starts_with("# Fix for failing test"));
+    // Front matter first, then the note, then the related notes (none yet).
+    let front = format!(
+        "---\nid: {}\ntitle: \"Fix for failing test `parser::tests::parses_empty_input` in \
+         `src/parser.rs`\"\ndescription: \"",
+        summary.id
+    );
+    assert!(note.markdown.starts_with(&front), "{}", note.markdown);
+    assert!(
+        note.markdown.contains(
+            "keywords: [\"parser::tests::parses_empty_input\", \"src/parser.rs\", \"rust\"]\n---\n\n# Fix for failing test"
+        ),
+        "{}",
+        note.markdown
+    );
+    assert!(
+        note.markdown
+            .contains("## Related notes\n\n_No earlier note")
+    );
+    assert_eq!(summary.keywords[0], "parser::tests::parses_empty_input");
+    assert_eq!(
+        summary.description,
+        "`cargo test parser` failed: test `parser::tests::parses_empty_input` with `index out of \
+         bounds: the len is 0 but the index is 0`. Fixed by editing `src/parser.rs`; `cargo test \
+         parser` passed."
+    );
+    agent.close().await;
+}
+
+#[tokio::test]
+async fn a_later_note_links_the_related_earlier_ones_of_its_project() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = Agent::open(dir.path(), manual()).await;
+    let who = alice();
+    agent
+        .notes
+        .capture(for_whom(&who, realistic_trajectory()))
+        .unwrap();
+    let first = agent.notes.distill(&who).await.unwrap().notes[0].clone();
+
+    // Another session of the same project meets the same failure.
+    let mut later = who.clone();
+    later.session_id = Some("s-2".into());
+    agent
+        .notes
+        .capture(for_whom(&later, realistic_trajectory()[2..].to_vec()))
+        .unwrap();
+    let second = agent.notes.distill(&later).await.unwrap().notes[0].clone();
+    assert_ne!(second.id, first.id);
+    let note = agent.notes.get(&later, second.id).await.unwrap();
+    let related = &note.markdown[note.markdown.find("## Related notes").expect("section")..];
+    assert!(
+        related.contains(&format!(
+            "- [{}](aeterna://notes/{})",
+            first.title, first.id
+        )),
+        "{related}"
+    );
+
+    // Another project's notes are never linked.
+    let mut elsewhere = who.clone();
+    elsewhere.project_id = Some("compiler".into());
+    elsewhere.session_id = Some("s-3".into());
+    agent
+        .notes
+        .capture(for_whom(&elsewhere, realistic_trajectory()))
+        .unwrap();
+    let third = agent.notes.distill(&elsewhere).await.unwrap().notes[0].clone();
+    let note = agent.notes.get(&elsewhere, third.id).await.unwrap();
+    assert!(
+        note.markdown
+            .contains("_No earlier note of this project matched._")
+    );
+    agent.close().await;
+}
+
+#[tokio::test]
+async fn sessions_with_nothing_worth_a_note_are_declined_and_not_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let agent = Agent::open(dir.path(), manual()).await;
+    let who = alice();
+    // Only looking around: a search and a read that both succeeded.
+    agent
+        .notes
+        .capture(for_whom(&who, realistic_trajectory()[..2].to_vec()))
+        .unwrap();
+    let outcome = agent.notes.distill(&who).await.unwrap();
+    assert!(outcome.notes.is_empty());
+    assert_eq!(outcome.distilled_events, 0);
+    assert_eq!(outcome.declined.len(), 1);
+    assert_eq!(outcome.declined[0].events, 2);
+    assert_eq!(outcome.declined[0].distiller, "deterministic-v1");
+    assert!(
+        outcome.declined[0]
+            .reason
+            .starts_with("nothing failed and nothing was changed"),
+        "{}",
+        outcome.declined[0].reason
+    );
+    assert!(outcome.session_notes.is_empty());
+
+    // Declined events are not distilled again, and later events still make notes.
+    let again = agent.notes.distill(&who).await.unwrap();
+    assert!(again.declined.is_empty() && again.notes.is_empty());
+    agent
+        .notes
+        .capture(for_whom(&who, realistic_trajectory()[2..].to_vec()))
+        .unwrap();
+    let later = agent.notes.distill(&who).await.unwrap();
+    assert_eq!(later.notes.len(), 1);
+    assert_eq!(later.distilled_events, 4);
+    let page = agent.notes.tenant_notes(&who, None, 10).await.unwrap();
+    assert_eq!(
+        page.notes.iter().map(|n| n.id).collect::<Vec<_>>(),
+        vec![later.notes[0].id],
+        "declined events name no note"
+    );
+    assert_eq!(agent.notes.snapshot().distill.events_declined, 2);
     agent.close().await;
 }
 
@@ -109,7 +225,7 @@ async fn re_distilling_the_same_events_writes_no_duplicate() {
     // New events become a second note; the first keeps its six.
     agent
         .notes
-        .capture(for_whom(&who, realistic_trajectory()[..2].to_vec()))
+        .capture(for_whom(&who, realistic_trajectory()[2..4].to_vec()))
         .unwrap();
     let more = agent.notes.distill(&who).await.unwrap();
     assert_eq!(more.distilled_events, 2);

@@ -39,7 +39,7 @@ async fn another_tenant_sees_nothing_of_acme() {
 
     agent
         .notes
-        .capture(for_whom(&globex, realistic_trajectory()[..2].to_vec()))
+        .capture(for_whom(&globex, realistic_trajectory()[2..4].to_vec()))
         .unwrap();
     let theirs = agent.notes.distill(&globex).await.unwrap();
     assert_eq!(theirs.distilled_events, 2);
