@@ -197,12 +197,18 @@ mod tests {
         for _ in 0..300 {
             let mut text = String::new();
             for _ in 0..(state % 9) {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 text.push_str(pieces[(state >> 33) as usize % pieces.len()]);
             }
             let chunks: Vec<&str> = forced_chunks(&text).collect();
             assert_eq!(chunks.concat(), text);
-            assert_eq!(tokenizer.count_chunked(&text), tokenizer.count(&text), "{text:?}");
+            assert_eq!(
+                tokenizer.count_chunked(&text),
+                tokenizer.count(&text),
+                "{text:?}"
+            );
             state = state.wrapping_add(0x9E37_79B9);
         }
         assert_eq!(

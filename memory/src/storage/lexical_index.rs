@@ -408,7 +408,9 @@ impl TenantIndex {
                 .iter()
                 .map(|&slot| {
                     let score = std::mem::take(&mut scores[slot as usize]);
-                    let id = self.docs[slot as usize].as_ref().map_or(Uuid::nil(), |d| d.id);
+                    let id = self.docs[slot as usize]
+                        .as_ref()
+                        .map_or(Uuid::nil(), |d| d.id);
                     (score, id)
                 })
                 .collect();

@@ -79,7 +79,11 @@ fn filters_and_tenants_are_applied_per_record() {
         scopes: vec![Scope::new(Layer::Session, "p2")],
         ..Default::default()
     };
-    assert!(index.search("a", &terms, &unknown_scope, 10, 5_000).is_empty());
+    assert!(
+        index
+            .search("a", &terms, &unknown_scope, 10, 5_000)
+            .is_empty()
+    );
     let tagged = MemoryFilter {
         tags: vec!["rust".into(), "db".into()],
         ..Default::default()
@@ -98,13 +102,24 @@ fn updates_replace_and_removals_forget_their_terms() {
     add(&index, "a", 1, "p", &[], "alpha beta");
     add(&index, "a", 2, "p", &[], "beta gamma");
     add(&index, "a", 1, "p", &[], "delta");
-    assert!(index.search("a", &query(&["alpha"]), &all(), 10, 5_000).is_empty());
-    assert_eq!(ids(&index.search("a", &query(&["delta"]), &all(), 10, 5_000)), [1]);
+    assert!(
+        index
+            .search("a", &query(&["alpha"]), &all(), 10, 5_000)
+            .is_empty()
+    );
+    assert_eq!(
+        ids(&index.search("a", &query(&["delta"]), &all(), 10, 5_000)),
+        [1]
+    );
     assert_eq!(index.len(), 2);
 
     index.remove("a", id(2));
     index.remove("a", id(2));
-    assert!(index.search("a", &query(&["gamma"]), &all(), 10, 5_000).is_empty());
+    assert!(
+        index
+            .search("a", &query(&["gamma"]), &all(), 10, 5_000)
+            .is_empty()
+    );
     let tenant = index.tenant("a").unwrap();
     let tenant = tenant.read();
     assert_eq!(tenant.vocabulary.len(), 1, "only `delta` is left");
@@ -113,7 +128,10 @@ fn updates_replace_and_removals_forget_their_terms() {
 
     // Freed slots and term ids are reused.
     add(&index, "a", 3, "p", &[], "epsilon");
-    assert_eq!(ids(&index.search("a", &query(&["epsilon"]), &all(), 10, 5_000)), [3]);
+    assert_eq!(
+        ids(&index.search("a", &query(&["epsilon"]), &all(), 10, 5_000)),
+        [3]
+    );
     assert_eq!(index.tenant("a").unwrap().read().docs.len(), 2);
 }
 
@@ -121,8 +139,14 @@ fn updates_replace_and_removals_forget_their_terms() {
 fn terms_are_folded_and_the_budget_keeps_the_rarest() {
     let index = LexicalIndex::new();
     add(&index, "a", 1, "p", &[], "Café au lait");
-    assert_eq!(ids(&index.search("a", &query(&["cafe"]), &all(), 10, 5_000)), [1]);
-    assert_eq!(ids(&index.search("a", &query(&["café"]), &all(), 10, 5_000)), [1]);
+    assert_eq!(
+        ids(&index.search("a", &query(&["cafe"]), &all(), 10, 5_000)),
+        [1]
+    );
+    assert_eq!(
+        ids(&index.search("a", &query(&["café"]), &all(), 10, 5_000)),
+        [1]
+    );
 
     for n in 10..30 {
         add(&index, "a", n, "p", &[], "common word");
