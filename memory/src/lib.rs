@@ -14,6 +14,7 @@
 mod config;
 pub mod embed;
 pub mod error;
+mod intern;
 pub mod model;
 mod reembed;
 pub mod retrieval;

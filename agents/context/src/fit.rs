@@ -374,7 +374,7 @@ impl Fitted {
     pub fn into_context(mut self, budget: usize, tokenizer: Tokenizer) -> AssembledContext {
         loop {
             let (content, layers) = render_sections(&self.pieces);
-            let total_tokens = tokenizer.count(&content);
+            let total_tokens = tokenizer.count_chunked(&content);
             if total_tokens <= budget {
                 let mut sources: Vec<Source> = self
                     .pieces

@@ -8,6 +8,7 @@
 //! The embedded profile is [`sqlite::SqliteRecordStore`]; scale-out backends implement the
 //! same trait.
 
+pub mod lexical_index;
 pub mod sqlite;
 
 use uuid::Uuid;

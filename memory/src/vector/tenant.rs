@@ -7,7 +7,6 @@
 //! and a scan never strides over rows it will not score.
 
 use std::collections::HashMap;
-use std::hash::Hash;
 
 use uuid::Uuid;
 
@@ -15,40 +14,8 @@ use super::kernels::{self, QueryCodes};
 use super::quant::{Quantized, quantize_into};
 use super::topk::TopK;
 use super::{VectorEntry, VectorHit, VectorIndexConfig};
+use crate::intern::Interner;
 use crate::model::{MemoryFilter, Scope};
-
-/// Gives small integer ids to repeated values (kinds, tags).
-#[derive(Debug)]
-struct Interner<T> {
-    ids: HashMap<T, u32>,
-}
-
-impl<T> Default for Interner<T> {
-    fn default() -> Self {
-        Interner {
-            ids: HashMap::new(),
-        }
-    }
-}
-
-impl<T: Hash + Eq + Clone> Interner<T> {
-    fn intern(&mut self, value: &T) -> u32 {
-        if let Some(id) = self.ids.get(value) {
-            return *id;
-        }
-        let id = self.ids.len() as u32;
-        self.ids.insert(value.clone(), id);
-        id
-    }
-
-    fn get<Q>(&self, value: &Q) -> Option<u32>
-    where
-        T: std::borrow::Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        self.ids.get(value).copied()
-    }
-}
 
 /// The vectors of one scope, row-aligned across every field.
 #[derive(Debug, Default)]

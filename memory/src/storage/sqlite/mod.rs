@@ -6,8 +6,6 @@
 //! tables use the same pool.
 
 mod filter;
-mod keys;
-mod lexical;
 mod records;
 mod rows;
 
@@ -46,8 +44,9 @@ pub struct SqliteConfig {
     /// for the eight connections' separate page caches.
     pub mmap_bytes: u64,
     /// A lexical search uses query terms rarest first while their document frequencies add
-    /// up to at most this (5 000): BM25 costs about 1 µs per matching row, and the common
-    /// words it leaves out weigh little in BM25 and are still matched by the vector search.
+    /// up to at most this (5 000): the work of a search stays bounded however common its words,
+    /// and the common words it leaves out weigh little in BM25 and are still matched by the
+    /// vector search.
     pub lexical_max_postings: usize,
 }
 
@@ -95,9 +94,12 @@ impl SqliteDatabase {
             .pragma("cache_size", format!("-{}", config.cache_kib))
             .pragma("mmap_size", config.mmap_bytes.to_string())
             .pragma("temp_store", "memory");
+        // No ping before handing out a connection: an embedded database cannot have hung up,
+        // and the ping was a round trip to the connection's worker thread per statement.
         let pool = SqlitePoolOptions::new()
             .max_connections(config.max_connections.max(1))
             .min_connections(1)
+            .test_before_acquire(false)
             .acquire_timeout(Duration::from_millis(config.busy_timeout_ms.max(1_000) * 2))
             .connect_with(options)
             .await

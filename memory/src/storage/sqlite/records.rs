@@ -4,15 +4,14 @@ use sqlx::{QueryBuilder, Row, Sqlite, SqliteConnection};
 use uuid::Uuid;
 
 use super::filter::push_filter;
-use super::keys::{filter_keys, filter_keys_of};
-use super::lexical::Lexical;
 use super::rows::{
     RECORD_COLUMNS, RECORD_COLUMNS_NO_CONTENT, blob_to_vector, parse_id, parse_layer, parse_tags,
-    record, vector_to_blob,
+    record, records_as_json, records_from_json, vector_to_blob,
 };
 use super::{SqliteConfig, SqliteDatabase};
 use crate::error::{MemoryError, Result};
 use crate::model::{MemoryFilter, MemoryRecord, Scope};
+use crate::storage::lexical_index::{IndexedText, LexicalIndex};
 use crate::storage::{
     Inserted, LexicalHit, ListPage, ListQuery, NewRecord, RecordChange, RecordCounts, RecordStore,
     StaleRecord, StoredVector, UpdateOutcome,
@@ -23,16 +22,68 @@ fn failed(context: &'static str) -> impl FnOnce(sqlx::Error) -> MemoryError {
     move |error| MemoryError::storage(context, error)
 }
 
-/// Records of every tenant in the shared [`SqliteDatabase`].
+/// Records loaded per page while building the lexical index.
+const LOAD_PAGE: i64 = 4096;
+
+/// Records of every tenant in the shared [`SqliteDatabase`], with their lexical index held in
+/// memory ([`LexicalIndex`], loaded here at open and updated after each committed write).
 pub struct SqliteRecordStore {
     db: SqliteDatabase,
-    lexical: Lexical,
+    lexical: LexicalIndex,
+    max_postings: usize,
 }
 
 impl SqliteRecordStore {
     pub async fn new(db: SqliteDatabase, config: &SqliteConfig) -> Result<Self> {
-        let lexical = Lexical::new(&db.pool, config.lexical_max_postings).await?;
-        Ok(SqliteRecordStore { db, lexical })
+        let store = SqliteRecordStore {
+            db,
+            lexical: LexicalIndex::new(),
+            max_postings: config.lexical_max_postings,
+        };
+        store.load_lexical_index().await?;
+        Ok(store)
+    }
+
+    /// Indexes the content of every record, page by page.
+    async fn load_lexical_index(&self) -> Result<()> {
+        let started = std::time::Instant::now();
+        let mut after = 0i64;
+        loop {
+            let rows = sqlx::query(
+                "SELECT seq, tenant_id, id, layer, scope_id, kind, tags, content FROM memories \
+                 WHERE seq > ? ORDER BY seq LIMIT ?",
+            )
+            .bind(after)
+            .bind(LOAD_PAGE)
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(failed("loading the lexical index"))?;
+            let Some(last) = rows.last() else { break };
+            after = last.get(0);
+            for row in &rows {
+                let scope = Scope::new(parse_layer(row.get(3))?, row.get::<String, _>(4));
+                let tags = parse_tags(row.get(6))?;
+                self.lexical.upsert(IndexedText {
+                    tenant_id: row.get(1),
+                    id: parse_id(row.get(2))?,
+                    scope: &scope,
+                    kind: row.get(5),
+                    tags: &tags,
+                    content: row.get(7),
+                });
+            }
+        }
+        tracing::info!(
+            records = self.lexical.len(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "lexical index loaded"
+        );
+        Ok(())
+    }
+
+    fn index(&self, record: &MemoryRecord) {
+        let scope = record.scope();
+        self.lexical.upsert(IndexedText::of(record, &scope));
     }
 
     pub fn database(&self) -> &SqliteDatabase {
@@ -105,12 +156,14 @@ impl SqliteRecordStore {
     }
 }
 
-/// `prefix SELECT … WHERE id IN (ids) AND tenant_id = tenant`. The unary `+` keeps SQLite
-/// from answering it through `memories_by_tenant` (a scan of the whole tenant): with bound
-/// parameters the planner cannot tell which index is more selective, and picked that one.
+/// `prefix SELECT <every record as one JSON array> … WHERE id IN (ids) AND tenant_id = tenant`.
+/// The unary `+` keeps SQLite from answering it through `memories_by_tenant` (a scan of the
+/// whole tenant): with bound parameters the planner cannot tell which index is more selective,
+/// and picked that one.
 fn select_by_ids(prefix: &str, tenant_id: &str, ids: &[Uuid]) -> QueryBuilder<Sqlite> {
     let mut builder = QueryBuilder::<Sqlite>::new(format!(
-        "{prefix}SELECT {RECORD_COLUMNS} FROM memories WHERE +tenant_id = "
+        "{prefix}SELECT {} FROM memories WHERE +tenant_id = ",
+        records_as_json()
     ));
     builder.push_bind(tenant_id.to_string());
     builder.push(" AND id IN (");
@@ -131,13 +184,12 @@ impl RecordStore for SqliteRecordStore {
             .await
             .map_err(failed("starting a write"))?;
         let mut outcomes = Vec::with_capacity(records.len());
-        let mut inserted = 0;
         for NewRecord { record, vector } in records {
             let content = record.content.as_deref().unwrap_or_default();
             let seq: Option<i64> = sqlx::query_scalar(
                 "INSERT INTO memories (id, tenant_id, layer, scope_id, kind, content, tags, metadata, \
-                 content_hash, embedder_id, created_at, updated_at, filter_keys) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+                 content_hash, embedder_id, created_at, updated_at) \
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
                  ON CONFLICT (tenant_id, layer, scope_id, content_hash) DO NOTHING RETURNING seq",
             )
             .bind(record.id.to_string())
@@ -152,7 +204,6 @@ impl RecordStore for SqliteRecordStore {
             .bind(&record.embedder_id)
             .bind(record.created_at)
             .bind(record.updated_at)
-            .bind(filter_keys(&record))
             .fetch_optional(&mut *tx)
             .await
             .map_err(failed("inserting a memory"))?;
@@ -166,7 +217,6 @@ impl RecordStore for SqliteRecordStore {
                         .execute(&mut *tx)
                         .await
                         .map_err(failed("inserting a vector"))?;
-                    inserted += 1;
                     outcomes.push(Inserted::New(record));
                 }
                 None => {
@@ -190,7 +240,11 @@ impl RecordStore for SqliteRecordStore {
             }
         }
         tx.commit().await.map_err(failed("committing memories"))?;
-        self.lexical.wrote(inserted, 0);
+        for outcome in &outcomes {
+            if let Inserted::New(record) = outcome {
+                self.index(record);
+            }
+        }
         Ok(outcomes)
     }
 
@@ -226,14 +280,12 @@ impl RecordStore for SqliteRecordStore {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let rows = select_by_ids("", tenant_id, ids)
-            .build()
-            .fetch_all(&self.db.pool)
+        let json: String = select_by_ids("", tenant_id, ids)
+            .build_query_scalar()
+            .fetch_one(&self.db.pool)
             .await
             .map_err(failed("reading memories"))?;
-        rows.iter()
-            .map(|row| record(row).map(|(_, record)| record))
-            .collect()
+        records_from_json(&json)
     }
 
     async fn update(
@@ -248,7 +300,7 @@ impl RecordStore for SqliteRecordStore {
             .await
             .map_err(failed("starting a write"))?;
         let found = sqlx::query(
-            "SELECT seq, layer, scope_id, kind FROM memories WHERE id = ? AND +tenant_id = ?",
+            "SELECT seq, layer, scope_id FROM memories WHERE id = ? AND +tenant_id = ?",
         )
         .bind(id.to_string())
         .bind(tenant_id)
@@ -260,7 +312,6 @@ impl RecordStore for SqliteRecordStore {
         };
         let seq: i64 = found.get(0);
         let scope = Scope::new(parse_layer(found.get(1))?, found.get::<String, _>(2));
-        let kind: String = found.get(3);
 
         let mut builder = QueryBuilder::<Sqlite>::new("UPDATE memories SET updated_at = ");
         builder.push_bind(change.updated_at);
@@ -284,9 +335,6 @@ impl RecordStore for SqliteRecordStore {
             builder
                 .push(", tags = ")
                 .push_bind(serde_json::to_string(tags).expect("tags serialise"));
-            builder
-                .push(", filter_keys = ")
-                .push_bind(filter_keys_of(tenant_id, &scope, &kind, tags));
         }
         if let Some(metadata) = &change.metadata {
             builder
@@ -313,7 +361,9 @@ impl RecordStore for SqliteRecordStore {
         }
         let updated = Self::record_by_seq(&mut tx, seq).await?;
         tx.commit().await.map_err(failed("committing an update"))?;
-        self.lexical.wrote(0, 0);
+        if change.content.is_some() || change.tags.is_some() {
+            self.index(&updated);
+        }
         Ok(UpdateOutcome::Updated(Box::new(updated)))
     }
 
@@ -337,8 +387,8 @@ impl RecordStore for SqliteRecordStore {
             .transpose()?
             .map(|(_, record)| record);
         tx.commit().await.map_err(failed("committing a delete"))?;
-        if deleted.is_some() {
-            self.lexical.wrote(0, 1);
+        if let Some(record) = &deleted {
+            self.lexical.remove(tenant_id, record.id);
         }
         Ok(deleted)
     }
@@ -383,9 +433,9 @@ impl RecordStore for SqliteRecordStore {
         filter: &MemoryFilter,
         limit: usize,
     ) -> Result<Vec<LexicalHit>> {
-        self.lexical
-            .search(&self.db.pool, tenant_id, terms, filter, limit)
-            .await
+        Ok(self
+            .lexical
+            .search(tenant_id, terms, filter, limit, self.max_postings))
     }
 
     async fn vectors_after(&self, position: i64, limit: usize) -> Result<Vec<StoredVector>> {
