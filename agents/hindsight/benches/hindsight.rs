@@ -182,10 +182,8 @@ fn query(c: &mut Criterion) {
                             &who,
                             ResolveRequest {
                                 signature_id: Some(signature.signature_id),
-                                error_text: None,
                                 description: format!("fix for {name}"),
-                                changes: Default::default(),
-                                layer: None,
+                                ..ResolveRequest::default()
                             },
                         )
                         .await
