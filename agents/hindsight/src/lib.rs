@@ -36,5 +36,6 @@ pub use config::{HindsightConfig, PromotionConfig};
 pub use error::{HindsightError, Result};
 pub use model::*;
 pub use promote::MAX_PROMOTIONS_LISTED;
+pub use resolve::MAX_EXAMPLES;
 pub use service::HindsightService;
 pub use signature::{ErrorSignature, Language, extract};

@@ -20,6 +20,9 @@ use crate::service::{HindsightService, MAX_SAMPLE_BYTES, actor, check_tenant, tr
 use crate::store::examples::{self, fix_text};
 use crate::store::resolutions;
 
+/// Most further examples one fix collects; each is listed in the resolution's `examples`.
+pub const MAX_EXAMPLES: usize = 100;
+
 /// Fewest distinct terms a fix text needs before a near duplicate of it is trusted to be the
 /// same fix (`fix the typo` is not specific enough).
 const MIN_DUPLICATE_TERMS: usize = 5;
@@ -279,6 +282,13 @@ impl HindsightService {
         signature: &StoredSignature,
     ) -> Result<Resolution> {
         if fix.signature_id != signature.id && !fix.examples.contains(&signature.id) {
+            if fix.examples.len() >= MAX_EXAMPLES {
+                return Err(HindsightError::invalid(format!(
+                    "resolution `{}` already has {MAX_EXAMPLES} examples, the most one fix keeps; \
+                     record this error's fix as a new resolution (leave out `resolution_id`)",
+                    fix.id
+                )));
+            }
             let mut conn = self
                 .pool
                 .acquire()
