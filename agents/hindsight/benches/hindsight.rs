@@ -160,7 +160,9 @@ fn queries() -> Vec<(&'static str, String)> {
             }
             all.push(("message", message));
         }
-        let class = name.rsplit_once('/').map_or(name.as_str(), |(class, _)| class);
+        let class = name
+            .rsplit_once('/')
+            .map_or(name.as_str(), |(class, _)| class);
         if let Some(description) = described
             .get(class)
             .and_then(|d| d.get("description"))

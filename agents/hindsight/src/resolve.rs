@@ -265,7 +265,10 @@ impl HindsightService {
                 let theirs = fix_terms(&fix_text(&r.description, &r.changes));
                 (weighted_dice(&terms, &theirs, &|_| 1.0), r)
             })
-            .filter(|(similarity, _)| *similarity >= self.config.duplicate_fix_threshold)
+            .filter(|(similarity, r)| {
+                *similarity >= self.config.duplicate_fix_threshold
+                    && r.examples.len() < MAX_EXAMPLES
+            })
             .max_by(|a, b| {
                 a.0.total_cmp(&b.0)
                     .then(b.1.created_at.cmp(&a.1.created_at))

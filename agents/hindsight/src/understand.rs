@@ -119,7 +119,9 @@ fn one_line(mut signature: ErrorSignature) -> ErrorSignature {
     let distinctive =
         (signature.language == Language::Rust && code.first() == Some(&b'E') && digits(1))
             || (signature.language == Language::TypeScript && code.starts_with(b"TS") && digits(2))
-            || (signature.language == Language::Shell && builtin);
+            || (signature.language == Language::Shell && builtin)
+        // The C-family recogniser says C++ only with a reason (a demangled `ns::f(int)`).
+        || signature.language == Language::Cpp;
     if !distinctive {
         signature.language = Language::Unknown;
     }

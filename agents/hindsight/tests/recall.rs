@@ -362,6 +362,17 @@ fn evaluate(label: &str, observations: &[Observation]) -> BTreeMap<&'static str,
             o.class, o.form, o.understood, o.query
         );
     }
+    // A description is always read as one; a tool's output almost always as tool output (a
+    // lone `cat: x: No such file or directory` line is indistinguishable from a message).
+    assert!(
+        misunderstood.iter().all(|o| o.form == "raw"),
+        "descriptions misread"
+    );
+    assert!(
+        misunderstood.len() * 50 <= observations.len(),
+        "{} queries misread",
+        misunderstood.len()
+    );
     println!("  misses (stored classes not first, or wrong matches):");
     for o in observations.iter().filter(|o| {
         (!o.held_out && o.rank != Some(1))
