@@ -116,12 +116,12 @@ fn one_line(mut signature: ErrorSignature) -> ErrorSignature {
         .message_pattern
         .split_once(": ")
         .is_some_and(|(head, _)| !head.is_empty() && head.chars().all(|c| c.is_ascii_lowercase()));
-    let distinctive =
-        (signature.language == Language::Rust && code.first() == Some(&b'E') && digits(1))
-            || (signature.language == Language::TypeScript && code.starts_with(b"TS") && digits(2))
-            || (signature.language == Language::Shell && builtin)
-        // The C-family recogniser says C++ only with a reason (a demangled `ns::f(int)`).
-        || signature.language == Language::Cpp;
+    let rustc = signature.language == Language::Rust && code.first() == Some(&b'E') && digits(1);
+    let tsc = signature.language == Language::TypeScript && code.starts_with(b"TS") && digits(2);
+    let shell = signature.language == Language::Shell && builtin;
+    // The C-family recogniser says C++ only with a reason (a demangled `ns::f(int)`).
+    let cpp = signature.language == Language::Cpp;
+    let distinctive = rustc || tsc || shell || cpp;
     if !distinctive {
         signature.language = Language::Unknown;
     }
