@@ -56,16 +56,17 @@ async def test_capture_resolve_query_feedback_over_http(serve):
 
         # The same error class in different code (other file, names and lines) finds it.
         found = await call_ok(alpha, "hindsight_query", {"error_text": fixture("rust/E0308-mismatched-types/invoice_total.txt")})
-        assert found["status"] == "matched"
-        best = found["matches"][0]
+        assert (found["status"], found["form"]) == ("matched", "tool_output")
+        best = found["matched"][0]
         assert best["signature_id"] == signature["signature_id"]
-        assert 0.8 <= best["score"] <= 1.0
+        assert found["threshold"] <= best["score"] <= 1.0
+        assert best["breakdown"]["error_type"] == 1.0 and best["ranks"]["score"] == 1
         assert best["resolutions"][0]["id"] == resolution["id"]
         assert found["queried"][0]["message_pattern"] == "mismatched types"
 
         # An unrelated error has no known resolution.
         unrelated = await call_ok(alpha, "hindsight_query", {"error_text": fixture("python/KeyError/cart.txt")})
-        assert unrelated["status"] == "no_known_resolution" and unrelated["matches"] == []
+        assert unrelated["status"] == "no_known_resolution" and unrelated["matched"] == []
 
         # Feedback: three successes promote it from the project to the team.
         for attempt in range(1, 4):
@@ -111,6 +112,18 @@ async def test_bad_arguments_get_clear_errors(serve):
         assert "unknown layer" in message
         message = await call_err(alpha, "hindsight_query", {"signature": {"error_type": "E0308", "message_pattern": "x", "language": "cobol"}})
         assert "unknown language" in message
+        message = await call_err(alpha, "hindsight_query", {"error_text": "mismatched types", "form": "poem"})
+        assert "`form`" in message and "error_message" in message
+        message = await call_err(alpha, "hindsight_query", {"error_text": "it broke again", "form": "tool_output"})
+        assert "no error was recognised" in message
+        message = await call_err(alpha, "hindsight_resolve", {"error_text": fixture("go/undefined/main.txt")})
+        assert "`description` is empty" in message
+        message = await call_err(
+            alpha,
+            "hindsight_resolve",
+            {"error_text": fixture("go/undefined/main.txt"), "resolution_id": "0191e1a2-0000-7000-8000-000000000000"},
+        )
+        assert "no resolution with id" in message
 
 
 async def test_a_promotion_needing_approval_is_listed_and_approved(serve):
@@ -150,4 +163,65 @@ async def test_stdio_capture_and_query(tmp_path: Path):
         signature = {"error_type": "undefined", "message_pattern": "undefined: <ID>", "language": "go"}
         found = await call_ok(client, "hindsight_query", {"signature": signature} | scope)
         assert found["status"] == "matched"
-        assert found["matches"][0]["resolutions"][0]["changes"]["diff"] == "+var greeting = \"hi\""
+        assert found["matched"][0]["resolutions"][0]["changes"]["diff"] == "+var greeting = \"hi\""
+
+
+async def test_a_message_without_its_code_and_a_description_find_the_fix(serve):
+    """What an agent has at hand is not always the raw output: a message copied without its
+    code, or a sentence about the error. Neither is refused; the answer says how it was read."""
+    server = serve(TWO_TENANTS)
+    async with http_client(server, ALPHA_TOKEN) as alpha:
+        captured = await call_ok(alpha, "hindsight_capture", {"error_text": fixture("rust/E0382-use-after-move/queue.txt")})
+        fix = {
+            "signature_id": captured["signatures"][0]["signature_id"],
+            "description": "Clone the value before the move, or pass a reference so ownership stays with the caller.",
+        }
+        resolution = (await call_ok(alpha, "hindsight_resolve", fix))["resolution"]
+        await call_ok(alpha, "hindsight_capture", {"error_text": fixture("python/KeyError/cart.txt")})
+
+        found = await call_ok(alpha, "hindsight_query", {"error_text": "borrow of moved value: `jobs`"})
+        assert (found["form"], found["status"]) == ("error_message", "matched")
+        best = found["matched"][0]
+        assert best["resolutions"][0]["id"] == resolution["id"]
+        assert best["breakdown"]["error_type"] is None, "a code-less message is judged on its words"
+
+        asked = await call_ok(
+            alpha,
+            "hindsight_query",
+            {"error_text": "How did we fix the Rust error where a value is used after it was moved into a function?"},
+        )
+        assert asked["form"] == "description"
+        answers = asked["matched"] + asked["related"]
+        assert answers and answers[0]["resolutions"][0]["id"] == resolution["id"], asked
+        assert answers[0]["breakdown"]["resolution"] is not None
+
+        forced = await call_ok(alpha, "hindsight_query", {"error_text": "use of moved value", "form": "description"})
+        assert forced["form"] == "description"
+
+
+async def test_a_second_wording_joins_the_fix_lineage(serve):
+    server = serve(TWO_TENANTS)
+    async with http_client(server, ALPHA_TOKEN) as alpha:
+        first = await call_ok(alpha, "hindsight_capture", {"error_text": fixture("rust/E0502-borrow-conflict/scores.txt")})
+        fix = {
+            "signature_id": first["signatures"][0]["signature_id"],
+            "description": "End the shared borrow before mutating: copy the needed value out first.",
+        }
+        resolution = (await call_ok(alpha, "hindsight_resolve", fix))["resolution"]
+
+        # The same fix resolved the other wording (`as immutable because … as mutable`).
+        joined = await call_ok(
+            alpha,
+            "hindsight_resolve",
+            {"error_text": fixture("rust/E0502-borrow-conflict/cursor.txt"), "resolution_id": resolution["id"]},
+        )
+        assert joined["joined"] is True and joined["resolution"]["id"] == resolution["id"]
+        [example] = joined["resolution"]["examples"]
+
+        found = await call_ok(alpha, "hindsight_query", {"error_text": fixture("rust/E0502-borrow-conflict/cursor.txt")})
+        assert found["status"] == "matched"
+        assert found["matched"][0]["signature_id"] == example
+        assert found["matched"][0]["resolutions"][0]["id"] == resolution["id"]
+        # One fix, one track record: feedback through either wording counts once.
+        outcome = await call_ok(alpha, "hindsight_feedback", {"resolution_id": resolution["id"], "success": True})
+        assert outcome["resolution"]["application_count"] == 1 and outcome["resolution"]["examples"] == [example]

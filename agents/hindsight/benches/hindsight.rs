@@ -2,9 +2,13 @@
 //!
 //! * `extract/200_line_compiler_output`: signature extraction from 200+ lines of real rustc,
 //!   gcc, javac and tsc output (from the fixture corpus), normalisation included;
-//! * `query/10k_signatures`: `HindsightService::query` with raw error text (redaction,
-//!   extraction, embedding with the default hashing embedder, candidate generation, exact
-//!   scoring, resolution lookup in SQLite) against 10,000 stored signatures, embedded profile.
+//! * `query_hashing/10k_signatures_raw`: `HindsightService::query` with raw error text
+//!   (redaction, extraction, embedding with the default hashing embedder, candidate generation
+//!   from four sources, exact scoring, rank fusion, resolution lookup in SQLite) against 10,000
+//!   stored signatures, embedded profile; p50/p95/p99 are printed for raw output, bare
+//!   messages and descriptions;
+//! * with `--features local-model` and `AETERNA_TEST_MODEL_DIR` set, the same with the local
+//!   sentence-transformers model (`query_local_model`), whose embedding of the query dominates.
 //!
 //! After criterion's report, each prints p50/p95/p99 over individually timed runs, since the
 //! quality bar is a percentile (`hindsight_query` p95 ≤ 10 ms).
@@ -17,7 +21,7 @@ use aeterna_hindsight::{
     CaptureRequest, ErrorSignature, HindsightConfig, HindsightService, QueryRequest,
     ResolveRequest, extract,
 };
-use aeterna_memory::embed::HashingEmbedder;
+use aeterna_memory::embed::{Embedder, HashingEmbedder};
 use aeterna_memory::{Identity, MemoryConfig, MemoryService};
 use criterion::{Criterion, criterion_group, criterion_main};
 
@@ -139,27 +143,49 @@ fn synthetic_signatures(base: &[ErrorSignature]) -> Vec<ErrorSignature> {
         .collect()
 }
 
-fn query(c: &mut Criterion) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let dir = tempfile::tempdir().expect("temp dir");
-    let who = Identity {
-        tenant_id: "acme".into(),
-        project_id: Some("shop".into()),
-        user_id: Some("dev".into()),
-        ..Identity::default()
-    };
+/// The three forms a query takes, for every output of the corpus: the raw output, its first
+/// error's message alone (placeholders filled with plain words, no code) and the class's
+/// hand-written description.
+fn queries() -> Vec<(&'static str, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/descriptions.toml");
+    let described: toml::Table =
+        toml::from_str(&std::fs::read_to_string(root).expect("descriptions")).expect("toml");
+    let mut all = Vec::new();
+    for (name, text) in outputs() {
+        all.push(("raw", text.clone()));
+        if let Some(first) = extract(&text).into_iter().next() {
+            let mut message = first.message_pattern.clone();
+            for placeholder in aeterna_hindsight::signature::PLACEHOLDERS {
+                message = message.replace(placeholder, "value");
+            }
+            all.push(("message", message));
+        }
+        let class = name
+            .rsplit_once('/')
+            .map_or(name.as_str(), |(class, _)| class);
+        if let Some(description) = described
+            .get(class)
+            .and_then(|d| d.get("description"))
+            .and_then(|d| d.as_str())
+        {
+            all.push(("description", description.to_string()));
+        }
+    }
+    all
+}
+
+/// A service holding the corpus (one resolved signature per class) and 10k more signatures.
+fn stored_service(
+    runtime: &tokio::runtime::Runtime,
+    dir: &Path,
+    who: &Identity,
+    embedder: Arc<dyn Embedder>,
+) -> HindsightService {
     let corpus = outputs();
-    let service = runtime.block_on(async {
-        let memory = MemoryService::open_embedded(
-            dir.path(),
-            MemoryConfig::default(),
-            Arc::new(HashingEmbedder::default()),
-        )
-        .await
-        .expect("memory");
+    runtime.block_on(async {
+        let memory = MemoryService::open_embedded(dir, MemoryConfig::default(), embedder)
+            .await
+            .expect("memory");
         let service =
             HindsightService::new(Arc::new(memory), HindsightConfig::default()).expect("hindsight");
         // The corpus's first variant of every class, with a resolution each.
@@ -167,7 +193,7 @@ fn query(c: &mut Criterion) {
         for (name, text) in corpus.iter().filter(|(n, _)| !n.contains("/multi/")) {
             let captured = service
                 .capture(
-                    &who,
+                    who,
                     CaptureRequest {
                         error_text: text.clone(),
                         layer: None,
@@ -179,13 +205,11 @@ fn query(c: &mut Criterion) {
                 if signature.occurrence_count == 1 {
                     service
                         .resolve(
-                            &who,
+                            who,
                             ResolveRequest {
                                 signature_id: Some(signature.signature_id),
-                                error_text: None,
                                 description: format!("fix for {name}"),
-                                changes: Default::default(),
-                                layer: None,
+                                ..ResolveRequest::default()
                             },
                         )
                         .await
@@ -197,21 +221,42 @@ fn query(c: &mut Criterion) {
         let started = Instant::now();
         for batch in synthetic_signatures(&base).chunks(500) {
             service
-                .capture_signatures(&who, None, batch.to_vec())
+                .capture_signatures(who, None, batch.to_vec())
                 .await
                 .expect("store");
         }
         println!("stored {STORED} signatures in {:?}", started.elapsed());
         service
-    });
-    let queries: Vec<String> = corpus.iter().map(|(_, text)| text.clone()).collect();
+    })
+}
+
+/// Times `hindsight_query` per form against 10k stored signatures with `embedder`.
+fn query_with(c: &mut Criterion, label: &str, embedder: Arc<dyn Embedder>) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let who = Identity {
+        tenant_id: "acme".into(),
+        project_id: Some("shop".into()),
+        user_id: Some("dev".into()),
+        ..Identity::default()
+    };
+    let service = stored_service(&runtime, dir.path(), &who, embedder);
+    let all = queries();
+    let raw: Vec<String> = all
+        .iter()
+        .filter(|(form, _)| *form == "raw")
+        .map(|(_, text)| text.clone())
+        .collect();
     let mut next = 0usize;
-    let mut group = c.benchmark_group("query");
-    group.bench_function("10k_signatures", |b| {
+    let mut group = c.benchmark_group(format!("query_{label}"));
+    group.bench_function("10k_signatures_raw", |b| {
         b.to_async(&runtime).iter(|| {
-            next = (next + 1) % queries.len();
+            next = (next + 1) % raw.len();
             let request = QueryRequest {
-                error_text: Some(queries[next].clone()),
+                error_text: Some(raw[next].clone()),
                 ..QueryRequest::default()
             };
             let service = &service;
@@ -220,27 +265,49 @@ fn query(c: &mut Criterion) {
         })
     });
     group.finish();
-    let samples = runtime.block_on(async {
-        let mut samples = Vec::new();
-        for round in 0..1_000 {
-            let text = queries[round % queries.len()].clone();
-            let started = Instant::now();
-            let outcome = service
-                .query(
-                    &who,
-                    QueryRequest {
-                        error_text: Some(text),
-                        ..QueryRequest::default()
-                    },
-                )
-                .await
-                .expect("query");
-            samples.push(started.elapsed());
-            std::hint::black_box(outcome);
+    for form in ["raw", "message", "description"] {
+        let texts: Vec<&String> = all
+            .iter()
+            .filter(|(f, _)| *f == form)
+            .map(|(_, text)| text)
+            .collect();
+        let samples = runtime.block_on(async {
+            let mut samples = Vec::new();
+            for round in 0..1_000 {
+                let started = Instant::now();
+                let outcome = service
+                    .query(
+                        &who,
+                        QueryRequest {
+                            error_text: Some(texts[round % texts.len()].clone()),
+                            ..QueryRequest::default()
+                        },
+                    )
+                    .await
+                    .expect("query");
+                samples.push(started.elapsed());
+                std::hint::black_box(outcome);
+            }
+            samples
+        });
+        percentiles(
+            &format!("hindsight_query {label} {form} ({STORED} signatures)"),
+            samples,
+        );
+    }
+}
+
+fn query(c: &mut Criterion) {
+    query_with(c, "hashing", Arc::new(HashingEmbedder::default()));
+    #[cfg(feature = "local-model")]
+    match std::env::var_os("AETERNA_TEST_MODEL_DIR") {
+        Some(dir) => {
+            let model = aeterna_memory::embed::LocalModelEmbedder::load(Path::new(&dir))
+                .expect("the model loads");
+            query_with(c, "local_model", Arc::new(model));
         }
-        samples
-    });
-    percentiles(&format!("hindsight_query ({STORED} signatures)"), samples);
+        None => println!("AETERNA_TEST_MODEL_DIR is not set: the local model is not measured"),
+    }
 }
 
 criterion_group! {

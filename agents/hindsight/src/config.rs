@@ -11,12 +11,20 @@ use crate::score::ScoreWeights;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HindsightConfig {
-    /// A stored signature is a match when it scores at least this (0.8). Below it the answer is
-    /// "no known resolution".
+    /// A stored error is presented as `matched` (its fix safe to apply) when it scores at
+    /// least this. Calibrated on held-out data to keep wrong `matched` answers under 5% for
+    /// raw output, bare messages and descriptions alike (see `CALIBRATION.md`).
     pub match_threshold: f32,
+    /// Candidates scoring below this are not listed as `related` either: nothing like them
+    /// is stored.
+    pub related_floor: f32,
     /// A captured error merges into an existing signature of the same scope scoring at least
     /// this (0.92): a near duplicate.
     pub duplicate_threshold: f32,
+    /// A new fix whose text is this similar (Dice of stemmed words, 0.85) to a fix recorded
+    /// for an error of the same language in the same scope joins that fix's lineage instead
+    /// of starting a new one.
+    pub duplicate_fix_threshold: f32,
     pub weights: ScoreWeights,
     /// How many candidates each generator (type bucket, lexical, vector) contributes before
     /// exact scoring (100).
@@ -39,8 +47,10 @@ pub struct HindsightConfig {
 impl Default for HindsightConfig {
     fn default() -> Self {
         HindsightConfig {
-            match_threshold: 0.8,
+            match_threshold: 0.75,
+            related_floor: 0.2,
             duplicate_threshold: 0.92,
+            duplicate_fix_threshold: 0.85,
             weights: ScoreWeights::default(),
             candidates_per_source: 100,
             default_layer: Layer::Project,
@@ -84,7 +94,9 @@ impl HindsightConfig {
     pub fn validate(&self) -> Result<(), String> {
         for (name, value) in [
             ("match_threshold", self.match_threshold),
+            ("related_floor", self.related_floor),
             ("duplicate_threshold", self.duplicate_threshold),
+            ("duplicate_fix_threshold", self.duplicate_fix_threshold),
         ] {
             if !(0.0..=1.0).contains(&value) {
                 return Err(format!(
@@ -99,14 +111,19 @@ impl HindsightConfig {
             return Err("hindsight.promotion.min_applications must be at least 1".into());
         }
         let w = &self.weights;
-        if [w.error_type, w.message, w.embedding, w.context]
-            .iter()
-            .any(|w| *w < 0.0)
-            || w.error_type + w.message <= 0.0
+        if [
+            w.error_type,
+            w.message,
+            w.embedding,
+            w.context,
+            w.language,
+            w.resolution,
+        ]
+        .iter()
+        .any(|w| !(w.is_finite() && *w >= 0.0))
+            || w.message <= 0.0
         {
-            return Err(
-                "hindsight.weights must be non-negative, with error_type + message > 0".into(),
-            );
+            return Err("hindsight.weights must be non-negative, with message > 0".into());
         }
         if self.candidates_per_source == 0 || self.max_matches == 0 {
             return Err(

@@ -70,6 +70,11 @@ pub struct Resolution {
     pub success_rate: f64,
     /// The Wilson lower bound of the success rate (95%): what resolutions are ranked by.
     pub confidence: f64,
+    /// Further signatures this fix resolved: other wordings of the same error that joined its
+    /// lineage (`hindsight_resolve` with this resolution's id, or a near-duplicate fix).
+    /// Queries matching any of them find this resolution.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<Uuid>,
     /// The first resolution of its promotion lineage (its own id unless promoted).
     pub origin_id: Uuid,
     /// The resolution this one is a promoted copy of; left out unless promoted.
@@ -126,14 +131,43 @@ pub struct CaptureOutcome {
     pub signatures: Vec<CapturedSignature>,
 }
 
-/// Look for known resolutions, by raw error text or by signature.
+/// What a query's text was understood to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum QueryForm {
+    /// Raw output of a compiler, test run, program or shell, with the error's class (code or
+    /// exception) where the tool prints one.
+    ToolOutput,
+    /// A bare error message without its code (`use of moved value: `x``).
+    ErrorMessage,
+    /// A description of the error in words (`how did we fix the borrowed-value-moved error?`).
+    Description,
+}
+
+impl QueryForm {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QueryForm::ToolOutput => "tool_output",
+            QueryForm::ErrorMessage => "error_message",
+            QueryForm::Description => "description",
+        }
+    }
+}
+
+/// Look for known resolutions, by text (raw tool output, a bare message or a description) or
+/// by signature.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct QueryRequest {
+    /// Raw tool output, an error message or a description in words.
     #[serde(default)]
     pub error_text: Option<String>,
     #[serde(default)]
     pub signature: Option<ErrorSignature>,
-    /// Most matches to return (default 5, at most the configured maximum).
+    /// How to read `error_text`; understood from the text when absent.
+    #[serde(default)]
+    pub form: Option<QueryForm>,
+    /// Most answers to return, `matched` and `related` together (default 5, at most the
+    /// configured maximum).
     #[serde(default)]
     pub limit: Option<usize>,
     /// Overrides the configured match threshold for this query (0..1).
@@ -141,7 +175,24 @@ pub struct QueryRequest {
     pub threshold: Option<f32>,
 }
 
-/// A stored signature that matched, with its resolutions, best first.
+/// Where a candidate stood in each ranking that was fused into its order (1 is first; absent
+/// when that source did not propose it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Ranks {
+    /// By exact score.
+    pub score: u32,
+    /// By BM25 over the stored signatures (message words and type).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexical: Option<u32>,
+    /// By BM25 over the texts of the fixes recorded for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixes: Option<u32>,
+    /// By embedding similarity.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedding: Option<u32>,
+}
+
+/// A stored error that answers the query, with its resolutions, best first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Match {
     /// The stored signature's id.
@@ -158,14 +209,16 @@ pub struct Match {
     pub message_pattern: String,
     /// How often this error has been seen.
     pub occurrence_count: u64,
-    /// Similarity to the queried error, 0..1 (at least the threshold).
+    /// How well it answers the query, 0..1; `matched` answers score at least the threshold.
     pub score: f32,
     /// The components of `score`.
     pub breakdown: ScoreBreakdown,
-    /// Which of the queried signatures (in `queried`) this matches.
+    /// Where it stood in each ranking fused into the order of the answers.
+    pub ranks: Ranks,
+    /// Which of the queried signatures (in `queried`) this answers.
     pub query_index: usize,
-    /// The fixes recorded for it, best first (one per promotion lineage), ranked by the Wilson
-    /// lower bound of their success rate.
+    /// The fixes recorded for it, best first (one per lineage), ranked by the Wilson lower
+    /// bound of their success rate.
     pub resolutions: Vec<Resolution>,
 }
 
@@ -173,22 +226,30 @@ pub struct Match {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum QueryStatus {
-    /// At least one stored signature scored at or above the threshold.
+    /// At least one stored error scored at or above the threshold: `matched` is not empty.
     Matched,
-    /// Nothing did: there is no known resolution (not a weak guess).
+    /// Nothing did: there is no known resolution safe to apply (`related` may still list
+    /// candidates worth a look).
     NoKnownResolution,
 }
 
-/// The result of `hindsight_query`.
+/// The result of `hindsight_query`: a two-tier answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct QueryOutcome {
     /// `matched`, or `no_known_resolution` when nothing scored at least `threshold`.
     pub status: QueryStatus,
-    /// The score a stored error needed to match, 0..1.
+    /// What the query's text was understood to be.
+    pub form: QueryForm,
+    /// The score an answer needed to be `matched`, 0..1.
     pub threshold: f32,
-    /// The stored errors that matched, best first.
-    pub matches: Vec<Match>,
-    /// The signatures extracted from the query (without embeddings).
+    /// Stored errors scoring at least `threshold`, best first: their resolutions are safe to
+    /// apply (the threshold is calibrated to keep wrong answers here rare).
+    pub matched: Vec<Match>,
+    /// Further candidates below the threshold, best first, with the evidence for each: worth
+    /// a look, not safe to apply blindly.
+    pub related: Vec<Match>,
+    /// What was looked up: the signatures extracted from tool output, or the one made of a
+    /// message or description (without embeddings).
     pub queried: Vec<ErrorSignature>,
     /// The best score seen, also when below the threshold, so callers can tell "nothing like
     /// it" from "something close".
@@ -196,13 +257,27 @@ pub struct QueryOutcome {
     pub closest_score: Option<f32>,
 }
 
-/// Attach a fix to a signature (by id, or by the error text, which is captured first).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+impl QueryOutcome {
+    /// The best answer: the first `matched`, else the first `related`.
+    pub fn best(&self) -> Option<&Match> {
+        self.matched.first().or_else(|| self.related.first())
+    }
+}
+
+/// Attach a fix to a signature (by id, or by the error text, which is captured first): a new
+/// fix, or, with `resolution_id`, one already recorded for another wording of the error.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ResolveRequest {
     #[serde(default)]
     pub signature_id: Option<Uuid>,
     #[serde(default)]
     pub error_text: Option<String>,
+    /// An existing resolution that fixed this error too: the signature joins its lineage as
+    /// another example (leave `description` and `changes` empty).
+    #[serde(default)]
+    pub resolution_id: Option<Uuid>,
+    /// What fixed the error (required unless `resolution_id` is given).
+    #[serde(default)]
     pub description: String,
     #[serde(default)]
     pub changes: Changes,
@@ -214,8 +289,12 @@ pub struct ResolveRequest {
 /// The result of `hindsight_resolve`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ResolveOutcome {
-    /// The recorded fix.
+    /// The recorded fix (for a joined lineage: the existing one, with this signature among
+    /// its `examples`).
     pub resolution: Resolution,
+    /// True when the signature joined an existing fix's lineage (named by `resolution_id`, or
+    /// found because the new fix's text nearly duplicated it) instead of recording a new one.
+    pub joined: bool,
 }
 
 /// Report that a resolution was applied and whether it worked.

@@ -16,7 +16,7 @@ use crate::error::{HindsightError, Result, failed};
 use crate::model::*;
 use crate::service::{HindsightService, actor, check_tenant, success_rate, visible_to};
 use crate::store::signatures::{self, SignatureRow};
-use crate::store::{promotions, resolutions};
+use crate::store::{examples, promotions, resolutions};
 
 /// Most promotions one listing returns.
 pub const MAX_PROMOTIONS_LISTED: usize = 100;
@@ -150,15 +150,19 @@ impl HindsightService {
         Ok(Some(PromotionStep::Pending { promotion: stored }))
     }
 
-    /// Indexes the copied signature and renders the copy's note in its layer.
+    /// Indexes the copied signatures with the copy's fix and renders its note in its layer.
     async fn after_copy(
         &self,
         who: &Identity,
         resolution: Resolution,
-        signature: SignatureRow,
+        signatures: Vec<SignatureRow>,
     ) -> Result<()> {
-        let stored = signature.stored.clone();
-        self.index_row(&who.tenant_id, signature).await?;
+        let stored = signatures[0].stored.clone();
+        let ids: Vec<Uuid> = signatures.iter().map(|row| row.stored.id).collect();
+        for row in signatures {
+            self.index_row(&who.tenant_id, row).await?;
+        }
+        self.index_fix(&who.tenant_id, &resolution, &ids).await?;
         self.write_note(who, &stored, &resolution).await;
         Ok(())
     }
@@ -295,43 +299,58 @@ pub(crate) async fn copy_signature(
     signatures::copy_to_scope(conn, tenant_id, signature, scope).await
 }
 
-/// Copies a resolution, with its track record, into `scope`; the copy's own promotion counts
-/// applications from here. Reuses a copy of the same lineage already in that scope.
+/// Copies a resolution, with its track record and its examples, into `scope`; the copy's own
+/// promotion counts applications from here. Reuses a copy of the same lineage already in that
+/// scope. Returns the copy and the copied signatures (its own first, then its examples').
 async fn copy_resolution(
     conn: &mut SqliteConnection,
     tenant_id: &str,
     resolution: &Resolution,
     scope: &Scope,
     by: &str,
-) -> Result<(Resolution, SignatureRow)> {
-    let signature = signatures::get(conn, tenant_id, resolution.signature_id)
-        .await?
-        .ok_or_else(|| {
+) -> Result<(Resolution, Vec<SignatureRow>)> {
+    let mut copied = Vec::new();
+    for id in std::iter::once(resolution.signature_id).chain(resolution.examples.iter().copied()) {
+        let signature = signatures::get(conn, tenant_id, id).await?.ok_or_else(|| {
             HindsightError::storage(
                 "promoting a resolution",
-                anyhow::anyhow!("its signature {} is missing", resolution.signature_id),
+                anyhow::anyhow!("its signature {id} is missing"),
             )
         })?;
-    let signature_copy = copy_signature(conn, tenant_id, &signature.stored, scope).await?;
-    if let Some(existing) =
-        resolutions::in_scope_of_lineage(conn, tenant_id, resolution.origin_id, scope).await?
-    {
-        return Ok((existing, signature_copy));
+        copied.push(copy_signature(conn, tenant_id, &signature.stored, scope).await?);
     }
-    let now = now_millis();
-    let copy = Resolution {
-        id: Uuid::now_v7(),
-        signature_id: signature_copy.stored.id,
-        layer: scope.layer,
-        scope_id: scope.scope_id.clone(),
-        promoted_from: Some(resolution.id),
-        baseline_applications: resolution.application_count,
-        created_by: by.to_string(),
-        created_at: now,
-        updated_at: now,
-        note_id: None,
-        ..resolution.clone()
-    };
-    resolutions::insert(conn, tenant_id, &copy).await?;
-    Ok((copy, signature_copy))
+    let mut copy =
+        match resolutions::in_scope_of_lineage(conn, tenant_id, resolution.origin_id, scope).await?
+        {
+            Some(existing) => existing,
+            None => {
+                let now = now_millis();
+                let copy = Resolution {
+                    id: Uuid::now_v7(),
+                    signature_id: copied[0].stored.id,
+                    layer: scope.layer,
+                    scope_id: scope.scope_id.clone(),
+                    examples: Vec::new(),
+                    promoted_from: Some(resolution.id),
+                    baseline_applications: resolution.application_count,
+                    created_by: by.to_string(),
+                    created_at: now,
+                    updated_at: now,
+                    note_id: None,
+                    ..resolution.clone()
+                };
+                resolutions::insert(conn, tenant_id, &copy).await?;
+                copy
+            }
+        };
+    for row in &copied {
+        let id = row.stored.id;
+        if id != copy.signature_id
+            && !copy.examples.contains(&id)
+            && examples::add(conn, tenant_id, copy.id, id, by, now_millis()).await?
+        {
+            copy.examples.push(id);
+        }
+    }
+    Ok((copy, copied))
 }

@@ -1,27 +1,39 @@
-//! How similar two signatures are, in 0..1.
+//! How well a stored signature answers a query, in 0..1: the evidence and how it combines.
 //!
-//! The score is a weighted mean of four components, each in 0..1:
-//! * **error type**: 1 when language and type are equal (0.5 when one side's language is
-//!   unknown), else 0;
-//! * **message**: Dice coefficient over the word unigrams and bigrams of the normalised message
-//!   patterns (lexical similarity carries real weight: on compiler diagnostics it beats hashing
-//!   embeddings);
-//! * **embedding**: cosine of the signatures' embeddings, clamped at 0; when either side has no
-//!   embedding its weight is spread over the other components;
+//! The score is a weighted mean of the components that are present, each in 0..1:
+//! * **error type**: 1 when both sides carry a real class (a compiler code, an exception
+//!   class, a Node error code) and it is the same (in the same language, when both are
+//!   known), 0 when both carry one and they differ; absent when either side has only a slug of its
+//!   message (a code-less message or a description), since a slug is not a class;
+//! * **message**: IDF-weighted similarity of the stemmed words and word pairs of the two
+//!   messages ([`crate::terms`]). For a description, the share of the stored message's weight
+//!   that the description mentions (a description is longer and worded otherwise, so it is
+//!   not expected to look like the message);
+//! * **embedding**: cosine of the two embeddings, mapped through the embedder's calibration
+//!   (0: as similar as unrelated texts, 1: as a close paraphrase); absent without embeddings;
 //! * **context**: overlap coefficient of the stack and context patterns (file names, quoted
-//!   identifiers, tools, hints), `|A ∩ B| / min(|A|, |B|)`, since a stored signature accumulates
-//!   context from every occurrence; when either side has none its weight is spread too.
+//!   identifiers, tools, hints), `|A ∩ B| / min(|A|, |B|)`; absent when either side has none;
+//! * **language**: 1 for the same language, 0.5 for kin (C/C++, JavaScript/TypeScript,
+//!   Java/Kotlin), 0 otherwise; absent when either side's language is unknown. It is what
+//!   tells apart classes that share a message (`undefined reference to …` from gcc and g++);
+//! * **resolution** (descriptions only): the share of the description's weight found in the
+//!   stored error's message and fix texts, since a description of an error often shares words
+//!   with its fix.
 //!
-//! The score does not depend on what else is stored, so a threshold means the same thing in
-//! every tenant.
-
-use std::collections::HashSet;
+//! A missing component spreads its weight over the others. Term weights come from the
+//! tenant's stored signatures (inverse document frequency), so an exact match scores 1 in
+//! any store and a word every stored error shares counts for little. What the score means
+//! for a decision — the threshold above which an answer is presented as `matched` — is
+//! calibrated on held-out data (see `tests/recall.rs` and the crate's calibration notes).
 
 use serde::{Deserialize, Serialize};
 
-use crate::signature::{ErrorSignature, Language};
+use crate::model::QueryForm;
+use crate::signature::{ErrorSignature, Language, slug};
+use crate::terms;
 
-/// Weights of the score components. They need not sum to 1: the score divides by their sum.
+/// Weights of the score components. They need not sum to 1: the score divides by the sum of
+/// the weights of the components present.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ScoreWeights {
@@ -29,15 +41,19 @@ pub struct ScoreWeights {
     pub message: f32,
     pub embedding: f32,
     pub context: f32,
+    pub language: f32,
+    pub resolution: f32,
 }
 
 impl Default for ScoreWeights {
     fn default() -> Self {
         ScoreWeights {
-            error_type: 0.35,
+            error_type: 1.0,
             message: 0.35,
-            embedding: 0.2,
-            context: 0.1,
+            embedding: 0.15,
+            context: 0.05,
+            language: 0.25,
+            resolution: 0.4,
         }
     }
 }
@@ -47,46 +63,135 @@ impl Default for ScoreWeights {
 pub struct ScoreBreakdown {
     /// The weighted score, 0..1.
     pub total: f32,
-    /// 1 when language and error type are equal (0.5 when one side's language is unknown),
-    /// else 0.
-    pub error_type: f32,
-    /// Dice similarity of the messages' word unigrams and bigrams, 0..1.
+    /// 1 when both sides carry the same error class (code or exception), 0 when the classes
+    /// differ; `null` when either side has no class (a message without its code, a
+    /// description).
+    pub error_type: Option<f32>,
+    /// IDF-weighted similarity of the stemmed messages, 0..1 (for a description: the share of
+    /// the stored message it mentions).
     pub message: f32,
-    /// Cosine of the embeddings, clamped at 0; `null` when either side has no embedding (or
-    /// they differ in length).
+    /// Cosine of the embeddings mapped through the embedder's calibration, 0..1; `null`
+    /// without embeddings.
     pub embedding: Option<f32>,
     /// Overlap of the stack and context patterns, 0..1; `null` when either side has none.
     pub context: Option<f32>,
+    /// 1 for the same language, 0.5 for kin languages, 0 otherwise; `null` when either is
+    /// unknown.
+    pub language: Option<f32>,
+    /// Descriptions only: the share of the description found in the stored error's message
+    /// and fixes, 0..1.
+    pub resolution: Option<f32>,
 }
 
-/// A signature with the sets scoring needs, computed once (the index keeps one per entry):
-/// sorted, de-duplicated 64-bit hashes of the message shingles and of the stack and context
-/// patterns, which intersect by a linear merge.
+/// A signature's sets for scoring, computed once (the index keeps one per entry): sorted,
+/// de-duplicated 64-bit hashes of its message terms, words and context.
 #[derive(Debug, Clone, Default)]
 pub struct Prepared {
-    pub shingles: Vec<u64>,
+    /// Stemmed terms and bigrams of the message.
+    pub message: Vec<u64>,
+    /// Stemmed terms of the message without placeholders: what a description can mention.
+    pub words: Vec<u64>,
     pub context: Vec<u64>,
+    /// How specific the error type is ([`type_specificity`]); 0 when it names no class.
+    pub specificity: f32,
+    /// Whether the error type is a real class rather than a slug of the message.
+    pub coded: bool,
 }
 
 impl Prepared {
     pub fn new(signature: &ErrorSignature) -> Prepared {
-        let hashed = |items: &mut dyn Iterator<Item = &String>| -> Vec<u64> {
-            let mut hashes: Vec<u64> = items.map(|item| fnv1a(item.as_bytes())).collect();
-            hashes.sort_unstable();
-            hashes.dedup();
-            hashes
-        };
-        let shingles = shingles(&signature.message_pattern);
+        let message = terms::terms_and_bigrams(&signature.message_pattern);
         Prepared {
-            shingles: hashed(&mut shingles.iter()),
+            message: hashed(message.iter().map(String::as_str)),
+            words: hashed(
+                message
+                    .iter()
+                    .filter(|t| !t.contains(' ') && *t != terms::PLACEHOLDER)
+                    .map(String::as_str),
+            ),
             context: hashed(
-                &mut signature
+                signature
                     .context_patterns
                     .iter()
-                    .chain(&signature.stack_patterns),
+                    .chain(&signature.stack_patterns)
+                    .map(String::as_str),
             ),
+            specificity: type_specificity(signature),
+            coded: is_coded(signature),
         }
     }
+}
+
+/// Types that name no class of error at all: every Rust or Go panic is a `panic`, every
+/// failed make recipe a `make-error`, every failed test assertion an `AssertionError`.
+const UMBRELLA_TYPES: &[&str] = &[
+    "panic",
+    "error",
+    "exception",
+    "throwable",
+    "runtimeerror",
+    "runtimeexception",
+    "assertionerror",
+    "make-error",
+    "java.lang.exception",
+    "java.lang.runtimeexception",
+    "java.lang.throwable",
+    "java.lang.error",
+    "java.lang.assertionerror",
+];
+
+/// Classes that cover many unrelated errors (`TypeError` is raised for a bad operand, a
+/// missing argument and an unsubscriptable object alike): sharing one is weaker evidence.
+const BROAD_TYPES: &[&str] = &[
+    "typeerror",
+    "valueerror",
+    "attributeerror",
+    "syntaxerror",
+    "oserror",
+    "ioerror",
+    "lookuperror",
+    "rangeerror",
+    "java.lang.illegalargumentexception",
+    "java.lang.illegalstateexception",
+    "illegalargumentexception",
+    "illegalstateexception",
+];
+
+/// The weight of two equal slugs (message heads such as `incompatible-types`) relative to two
+/// equal specific classes.
+const SLUG_SPECIFICITY: f32 = 0.5;
+
+/// How specific an error type is: 0 for a type that names no class (an umbrella such as
+/// `panic`, or a slug of the message), 0.5 for a broad class (`TypeError`), 1 for a specific
+/// class (`E0308`, `TS2322`, `ZeroDivisionError`, `MODULE_NOT_FOUND`).
+pub fn type_specificity(signature: &ErrorSignature) -> f32 {
+    let error_type = signature.error_type.trim();
+    let lower = error_type.to_ascii_lowercase();
+    if error_type.is_empty()
+        || error_type == slug(&signature.message_pattern)
+        || UMBRELLA_TYPES.contains(&lower.as_str())
+    {
+        0.0
+    } else if BROAD_TYPES.contains(&lower.as_str()) {
+        0.5
+    } else {
+        1.0
+    }
+}
+
+/// Whether a signature's type is a class of its own (`E0308`, `KeyError`) rather than the slug
+/// of its message that extraction falls back to (`cannot-find-symbol`) or an umbrella that
+/// names no class (`panic`).
+pub fn is_coded(signature: &ErrorSignature) -> bool {
+    type_specificity(signature) > 0.0
+}
+
+/// Sorted, de-duplicated hashes.
+pub fn hashed<'a>(items: impl Iterator<Item = &'a str>) -> Vec<u64> {
+    let mut hashes: Vec<u64> = items.map(|item| fnv1a(item.as_bytes())).collect();
+    hashes.sort_unstable();
+    hashes.dedup();
+    hashes
 }
 
 /// 64-bit FNV-1a.
@@ -96,71 +201,169 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
-/// Size of the intersection of two sorted, de-duplicated lists.
-fn common(a: &[u64], b: &[u64]) -> usize {
-    let (mut i, mut j, mut n) = (0, 0, 0);
+/// Visits the common items of two sorted, de-duplicated lists.
+fn for_common(a: &[u64], b: &[u64], mut visit: impl FnMut(u64)) {
+    let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {
             std::cmp::Ordering::Less => i += 1,
             std::cmp::Ordering::Greater => j += 1,
             std::cmp::Ordering::Equal => {
-                n += 1;
+                visit(a[i]);
                 i += 1;
                 j += 1;
             }
         }
     }
+}
+
+/// Size of the intersection of two sorted, de-duplicated lists.
+pub fn common(a: &[u64], b: &[u64]) -> usize {
+    let mut n = 0;
+    for_common(a, b, |_| n += 1);
     n
 }
 
-/// The score of `candidate` as a match for `query`.
+/// IDF-weighted Dice coefficient of two term sets; 1 for two empty sets.
+pub fn weighted_dice(a: &[u64], b: &[u64], weight: &dyn Fn(u64) -> f32) -> f32 {
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    let mut shared = 0.0;
+    for_common(a, b, |t| shared += weight(t));
+    let total: f32 = a.iter().chain(b).map(|t| weight(*t)).sum();
+    if total <= 0.0 {
+        0.0
+    } else {
+        (2.0 * shared / total).min(1.0)
+    }
+}
+
+/// The share of `of`'s weight that is also in `by`; 0 when `of` is empty.
+pub fn coverage(of: &[u64], by: &[u64], weight: &dyn Fn(u64) -> f32) -> f32 {
+    let total: f32 = of.iter().map(|t| weight(*t)).sum();
+    if total <= 0.0 {
+        return 0.0;
+    }
+    let mut shared = 0.0;
+    for_common(of, by, |t| shared += weight(t));
+    (shared / total).min(1.0)
+}
+
+/// What a query brings to scoring, besides its signature.
+pub struct QueryEvidence<'a> {
+    pub signature: &'a ErrorSignature,
+    pub sets: &'a Prepared,
+    pub form: QueryForm,
+    /// A description's terms that the store knows (its words found in no stored message or
+    /// fix cannot tell candidates apart), sorted and de-duplicated.
+    pub known_terms: &'a [u64],
+}
+
+/// What a stored entry brings to scoring.
+pub struct EntryEvidence<'a> {
+    pub signature: &'a ErrorSignature,
+    pub sets: &'a Prepared,
+    /// The stemmed terms of its resolutions' texts, sorted and de-duplicated.
+    pub fix_terms: &'a [u64],
+    /// The calibrated embedding similarity, when both sides have embeddings.
+    pub embedding: Option<f32>,
+}
+
+/// The score of a stored entry as an answer to a query.
 pub fn score(
-    query: &ErrorSignature,
-    candidate: &ErrorSignature,
+    query: &QueryEvidence<'_>,
+    entry: &EntryEvidence<'_>,
+    weight: &dyn Fn(u64) -> f32,
     weights: &ScoreWeights,
 ) -> ScoreBreakdown {
-    score_prepared(
-        query,
-        &Prepared::new(query),
-        candidate,
-        &Prepared::new(candidate),
+    let (q, e) = (query.signature, entry.signature);
+    // Two classes compare; two slugs of message heads agree or say nothing; a slug and a class
+    // never compare (a message without its code is not evidence against the code).
+    let slugs_agree = !query.sets.coded
+        && !entry.sets.coded
+        && query.form != QueryForm::Description
+        && q.error_type.eq_ignore_ascii_case(&e.error_type)
+        && !q.error_type.is_empty()
+        && type_similarity(q, e) > 0.0;
+    let error_type = if query.sets.coded && entry.sets.coded {
+        Some(type_similarity(q, e))
+    } else if slugs_agree {
+        Some(1.0)
+    } else {
+        None
+    };
+    // A shared broad class says less than a shared specific one; a differing class says as
+    // much whatever the classes.
+    let type_weight = match error_type {
+        Some(_) if slugs_agree => SLUG_SPECIFICITY,
+        Some(v) if v > 0.0 => query.sets.specificity.min(entry.sets.specificity),
+        _ => 1.0,
+    };
+    let description = query.form == QueryForm::Description;
+    let message = if q.message_pattern == e.message_pattern && !description {
+        1.0
+    } else if description {
+        coverage(&entry.sets.words, &query.sets.words, weight)
+    } else {
+        weighted_dice(&query.sets.message, &entry.sets.message, weight)
+    };
+    let resolution = description.then(|| {
+        let mut found: Vec<u64> = entry
+            .sets
+            .words
+            .iter()
+            .chain(entry.fix_terms)
+            .copied()
+            .collect();
+        found.sort_unstable();
+        found.dedup();
+        coverage(query.known_terms, &found, weight)
+    });
+    let context = overlap(&query.sets.context, &entry.sets.context);
+    combine(
+        Components {
+            error_type,
+            type_weight,
+            message,
+            embedding: entry.embedding,
+            context,
+            language: language_similarity(q.language, e.language),
+            resolution,
+        },
         weights,
     )
 }
 
-/// [`score`] with the sets already computed.
-pub fn score_prepared(
-    query: &ErrorSignature,
-    query_sets: &Prepared,
-    candidate: &ErrorSignature,
-    candidate_sets: &Prepared,
-    weights: &ScoreWeights,
-) -> ScoreBreakdown {
-    let error_type = type_similarity(query, candidate);
-    let message = if query.message_pattern == candidate.message_pattern {
-        1.0
-    } else {
-        dice_sorted(&query_sets.shingles, &candidate_sets.shingles)
-    };
-    let embedding = match (&query.embedding, &candidate.embedding) {
-        (Some(a), Some(b)) if a.len() == b.len() && !a.is_empty() => Some(cosine(a, b).max(0.0)),
-        _ => None,
-    };
-    let context = overlap(&query_sets.context, &candidate_sets.context);
-    combine(error_type, message, embedding, context, weights)
+/// The components of a score, before weighting.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Components {
+    pub error_type: Option<f32>,
+    /// Scales the error type's weight (its specificity when the types agree); 1 by default.
+    pub type_weight: f32,
+    pub message: f32,
+    pub embedding: Option<f32>,
+    pub context: Option<f32>,
+    pub language: Option<f32>,
+    pub resolution: Option<f32>,
 }
 
 /// The weighted mean of the components that are present.
-pub fn combine(
-    error_type: f32,
-    message: f32,
-    embedding: Option<f32>,
-    context: Option<f32>,
-    weights: &ScoreWeights,
-) -> ScoreBreakdown {
-    let mut sum = weights.error_type * error_type + weights.message * message;
-    let mut total_weight = weights.error_type + weights.message;
-    for (value, weight) in [(embedding, weights.embedding), (context, weights.context)] {
+pub fn combine(c: Components, weights: &ScoreWeights) -> ScoreBreakdown {
+    let mut sum = weights.message * c.message;
+    let mut total_weight = weights.message;
+    let type_weight = if c.type_weight > 0.0 {
+        c.type_weight
+    } else {
+        1.0
+    };
+    for (value, weight) in [
+        (c.error_type, weights.error_type * type_weight),
+        (c.embedding, weights.embedding),
+        (c.context, weights.context),
+        (c.language, weights.language),
+        (c.resolution, weights.resolution),
+    ] {
         if let Some(value) = value {
             sum += weight * value;
             total_weight += weight;
@@ -173,75 +376,101 @@ pub fn combine(
     };
     ScoreBreakdown {
         total,
-        error_type,
-        message,
-        embedding,
-        context,
+        error_type: c.error_type,
+        message: c.message,
+        embedding: c.embedding,
+        context: c.context,
+        language: c.language,
+        resolution: c.resolution,
     }
 }
 
-/// 1 for the same language and type; 0.5 for the same type when one language is unknown.
+/// How alike two error types are: 1 for the same type, else the Dice coefficient of their
+/// distinctive words (`ERR_MODULE_NOT_FOUND` and `MODULE_NOT_FOUND` are one class to a
+/// person; `E0308` and `E0382`, `KeyError` and `IndexError` share nothing). 0 when both
+/// languages are known and differ (`TypeError` of Python is not `TypeError` of JavaScript);
+/// whether the languages agree is otherwise the language component's business.
 pub fn type_similarity(a: &ErrorSignature, b: &ErrorSignature) -> f32 {
-    if !a.error_type.eq_ignore_ascii_case(&b.error_type) {
+    let languages_differ = a.language != b.language
+        && a.language != Language::Unknown
+        && b.language != Language::Unknown;
+    if languages_differ {
         return 0.0;
     }
-    if a.language == b.language {
+    if a.error_type.eq_ignore_ascii_case(&b.error_type) {
+        return 1.0;
+    }
+    // Kin names are kin only within one known language (`ModuleNotFoundError` of Python is no
+    // `MODULE_NOT_FOUND` of Node).
+    if a.language == Language::Unknown || a.language != b.language {
+        return 0.0;
+    }
+    let (x, y) = (type_words(&a.error_type), type_words(&b.error_type));
+    if x.is_empty() || y.is_empty() {
+        return 0.0;
+    }
+    let shared = x.iter().filter(|w| y.contains(w)).count();
+    2.0 * shared as f32 / (x.len() + y.len()) as f32
+}
+
+/// The distinctive words of a type name: split at punctuation and case changes, lower-cased,
+/// without the words every class name has (`Error`, `Exception`, `ERR_`, `java.lang.`).
+fn type_words(error_type: &str) -> Vec<String> {
+    const GENERIC: &[&str] = &[
+        "error",
+        "exception",
+        "err",
+        "java",
+        "javax",
+        "lang",
+        "kotlin",
+    ];
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut previous_lower = false;
+    for c in error_type.chars() {
+        if !c.is_alphanumeric() {
+            words.push(std::mem::take(&mut current));
+            previous_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && previous_lower {
+            words.push(std::mem::take(&mut current));
+        }
+        previous_lower = c.is_lowercase() || c.is_ascii_digit();
+        current.extend(c.to_lowercase());
+    }
+    words.push(current);
+    words.retain(|w| !w.is_empty() && !GENERIC.contains(&w.as_str()));
+    words.sort();
+    words.dedup();
+    words
+}
+
+/// 1 for the same language, 0.5 for kin, 0 otherwise; `None` when either is unknown.
+pub fn language_similarity(a: Language, b: Language) -> Option<f32> {
+    use Language::*;
+    if a == Unknown || b == Unknown {
+        return None;
+    }
+    let kin = |x, y| matches!((x, y), (C, Cpp) | (JavaScript, TypeScript) | (Java, Kotlin));
+    Some(if a == b {
         1.0
-    } else if a.language == Language::Unknown || b.language == Language::Unknown {
+    } else if kin(a, b) || kin(b, a) {
         0.5
     } else {
         0.0
-    }
+    })
 }
 
-/// Lower-case word tokens of a pattern. Placeholders are tokens too; those standing for a
-/// value of the code at hand (`<Q>`, `<N>`, `<ID>`, `<T>`, `<HEX>`…) are one token, `<v>`,
-/// since whether a literal was quoted or a number says nothing about the error.
-pub fn tokens(pattern: &str) -> Vec<String> {
-    pattern
-        .split(|c: char| !(c.is_alphanumeric() || c == '<' || c == '>' || c == '_'))
-        .filter(|t| !t.is_empty() && *t != "<" && *t != ">")
-        .map(|t| match t {
-            "<PATH>" | "<URL>" => t.to_lowercase(),
-            _ if t.starts_with('<') && t.ends_with('>') => "<v>".to_string(),
-            _ => t.to_lowercase(),
-        })
-        .collect()
-}
-
-/// Unigrams and bigrams of a pattern, as a set.
-pub fn shingles(pattern: &str) -> HashSet<String> {
-    let words = tokens(pattern);
-    let mut set: HashSet<String> = words.iter().cloned().collect();
-    for pair in words.windows(2) {
-        set.insert(format!("{} {}", pair[0], pair[1]));
-    }
-    set
-}
-
-/// Dice coefficient of the two patterns' shingles; 1 for two empty messages.
+/// Unweighted similarity of two message patterns (stemmed words and word pairs, Dice); 1 for
+/// two equal patterns.
 pub fn message_similarity(a: &str, b: &str) -> f32 {
     if a == b {
         return 1.0;
     }
-    dice(&shingles(a), &shingles(b))
-}
-
-/// Dice coefficient of two sorted hash lists; 1 for two empty lists.
-fn dice_sorted(a: &[u64], b: &[u64]) -> f32 {
-    if a.is_empty() && b.is_empty() {
-        return 1.0;
-    }
-    2.0 * common(a, b) as f32 / (a.len() + b.len()) as f32
-}
-
-/// Dice coefficient of two sets; 1 for two empty sets.
-fn dice(a: &HashSet<String>, b: &HashSet<String>) -> f32 {
-    if a.is_empty() && b.is_empty() {
-        return 1.0;
-    }
-    let common = a.intersection(b).count();
-    2.0 * common as f32 / (a.len() + b.len()) as f32
+    let set = |text: &str| hashed(terms::terms_and_bigrams(text).iter().map(String::as_str));
+    weighted_dice(&set(a), &set(b), &|_| 1.0)
 }
 
 /// Overlap coefficient of stack and context patterns; `None` when either side has none.
@@ -290,6 +519,30 @@ mod tests {
         }
     }
 
+    fn uniform(_: u64) -> f32 {
+        1.0
+    }
+
+    fn score_of(query: &ErrorSignature, entry: &ErrorSignature, form: QueryForm) -> ScoreBreakdown {
+        let (qs, es) = (Prepared::new(query), Prepared::new(entry));
+        score(
+            &QueryEvidence {
+                signature: query,
+                sets: &qs,
+                form,
+                known_terms: &qs.words,
+            },
+            &EntryEvidence {
+                signature: entry,
+                sets: &es,
+                fix_terms: &[],
+                embedding: None,
+            },
+            &uniform,
+            &ScoreWeights::default(),
+        )
+    }
+
     #[test]
     fn identical_signatures_score_one() {
         let a = sig(
@@ -298,20 +551,38 @@ mod tests {
             "mismatched types",
             &["tool:rustc", "ext:rs"],
         );
-        let breakdown = score(&a, &a.clone(), &ScoreWeights::default());
+        let breakdown = score_of(&a, &a.clone(), QueryForm::ToolOutput);
         assert_eq!(breakdown.total, 1.0);
         assert_eq!(breakdown.context, Some(1.0));
+        assert_eq!(breakdown.error_type, Some(1.0));
         assert_eq!(breakdown.embedding, None);
     }
 
     #[test]
-    fn a_different_type_caps_the_score_below_the_default_threshold() {
+    fn a_different_class_caps_the_score_below_the_default_threshold() {
         let a = sig(Language::Python, "KeyError", "<Q>", &[]);
         let b = sig(Language::Python, "IndexError", "<Q>", &[]);
-        let breakdown = score(&a, &b, &ScoreWeights::default());
-        assert_eq!(breakdown.error_type, 0.0);
+        let breakdown = score_of(&a, &b, QueryForm::ToolOutput);
+        assert_eq!(breakdown.error_type, Some(0.0));
         assert_eq!(breakdown.message, 1.0);
         assert!(breakdown.total < 0.8, "{breakdown:?}");
+    }
+
+    #[test]
+    fn a_message_without_its_code_is_judged_on_the_message() {
+        // The code-less query gets a slug type: no type evidence, rather than a mismatch.
+        let stored = sig(Language::Rust, "E0382", "use of moved value: <Q>", &[]);
+        let query = sig(
+            Language::Unknown,
+            "use-of-moved-value",
+            "use of moved value: <Q>",
+            &[],
+        );
+        assert!(!is_coded(&query) && is_coded(&stored));
+        let breakdown = score_of(&query, &stored, QueryForm::ErrorMessage);
+        assert_eq!(breakdown.error_type, None);
+        assert_eq!(breakdown.language, None);
+        assert_eq!(breakdown.total, 1.0, "{breakdown:?}");
     }
 
     #[test]
@@ -328,37 +599,99 @@ mod tests {
             "<Q> object is not subscriptable",
             &[],
         );
-        let breakdown = score(&a, &b, &ScoreWeights::default());
+        let breakdown = score_of(&a, &b, QueryForm::ToolOutput);
         assert!(breakdown.message < 0.3, "{breakdown:?}");
         assert!(breakdown.total < 0.8, "{breakdown:?}");
     }
 
     #[test]
-    fn dice_counts_unigrams_and_bigrams() {
-        // {use, of, moved, value, <q>} + 4 bigrams vs {borrow, …}: 7 shared of 9 + 9.
+    fn messages_compare_by_stems() {
+        // {us, mov, valu, <v>} + 3 pairs vs {borrow, mov, valu, <v>} + 3 pairs: 2 + 2 shared.
         let similarity =
             message_similarity("use of moved value: <Q>", "borrow of moved value: <Q>");
-        assert!((similarity - 14.0 / 18.0).abs() < 1e-6, "{similarity}");
+        assert!((similarity - 10.0 / 14.0).abs() < 1e-6, "{similarity}");
+        assert!(message_similarity("casting failed", "cast fails") > 0.99);
         assert_eq!(message_similarity("", ""), 1.0);
         assert_eq!(message_similarity("abc", ""), 0.0);
     }
 
     #[test]
-    fn unknown_language_gets_half_type_credit() {
+    fn rare_words_weigh_more() {
+        let set = |t: &str| hashed(terms::terms(t).iter().map(String::as_str));
+        let (a, b) = (set("cannot borrow as mutable"), set("cannot find value"));
+        let cannot = fnv1a(b"cannot");
+        let common_cannot = |t: u64| if t == cannot { 0.1 } else { 1.0 };
+        assert!(weighted_dice(&a, &b, &common_cannot) < weighted_dice(&a, &b, &uniform));
+        assert!((coverage(&b, &a, &uniform) - 1.0 / 3.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_description_is_scored_on_what_it_mentions() {
+        let stored = sig(Language::Rust, "E0382", "borrow of moved value: <Q>", &[]);
+        let query = sig(
+            Language::Rust,
+            "description",
+            "How did we fix the Rust error where a value is used after it was moved?",
+            &[],
+        );
+        let breakdown = score_of(&query, &stored, QueryForm::Description);
+        // `mov` and `valu` of {borrow, mov, valu}.
+        assert!(
+            (breakdown.message - 2.0 / 3.0).abs() < 1e-6,
+            "{breakdown:?}"
+        );
+        assert_eq!(breakdown.language, Some(1.0));
+        assert!(breakdown.resolution.is_some());
+    }
+
+    #[test]
+    fn an_unknown_language_does_not_cost_type_credit_and_kin_get_half_language_credit() {
         let a = sig(Language::Unknown, "ENOENT", "no such file", &[]);
         let b = sig(Language::JavaScript, "ENOENT", "no such file", &[]);
-        assert_eq!(type_similarity(&a, &b), 0.5);
+        assert_eq!(type_similarity(&a, &b), 1.0);
         let c = sig(Language::Python, "ENOENT", "no such file", &[]);
         assert_eq!(type_similarity(&b, &c), 0.0);
+        let esm = sig(Language::JavaScript, "ERR_MODULE_NOT_FOUND", "", &[]);
+        let cjs = sig(Language::JavaScript, "MODULE_NOT_FOUND", "", &[]);
+        assert_eq!(type_similarity(&esm, &cjs), 1.0);
+        let key = sig(Language::Python, "KeyError", "", &[]);
+        let index = sig(Language::Python, "IndexError", "", &[]);
+        assert_eq!(type_similarity(&key, &index), 0.0);
+        let rust = |code: &str| sig(Language::Rust, code, "", &[]);
+        assert_eq!(type_similarity(&rust("E0308"), &rust("E0382")), 0.0);
+        assert_eq!(
+            type_words("java.lang.NullPointerException"),
+            ["null", "pointer"]
+        );
+        assert_eq!(language_similarity(Language::C, Language::Cpp), Some(0.5));
+        assert_eq!(language_similarity(Language::Go, Language::Cpp), Some(0.0));
+        assert_eq!(language_similarity(Language::Unknown, Language::Cpp), None);
     }
 
     #[test]
     fn missing_components_spread_their_weight() {
         let weights = ScoreWeights::default();
-        let without = combine(1.0, 1.0, None, None, &weights);
+        let without = combine(
+            Components {
+                error_type: Some(1.0),
+                message: 1.0,
+                ..Components::default()
+            },
+            &weights,
+        );
         assert_eq!(without.total, 1.0);
-        let with = combine(1.0, 1.0, Some(0.0), None, &weights);
-        assert!((with.total - 0.7 / 0.9).abs() < 1e-6, "{with:?}");
+        let with = combine(
+            Components {
+                error_type: Some(1.0),
+                message: 1.0,
+                embedding: Some(0.0),
+                ..Components::default()
+            },
+            &weights,
+        );
+        let present = weights.error_type + weights.message;
+        let expected = present / (present + weights.embedding);
+        assert!((with.total - expected).abs() < 1e-6, "{with:?}");
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! [`HindsightService`]: capture failures, attach resolutions, find them again, learn from
-//! feedback. Transport-agnostic; the MCP tools are thin wrappers over these methods.
+//! [`HindsightService`]: capture failures and keep the tenant indexes; attaching resolutions
+//! is in [`crate::resolve`], finding them again in [`crate::query`], learning from feedback in
+//! [`crate::promote`]. Transport-agnostic; the MCP tools are thin wrappers over these methods.
 //!
 //! Invariants:
 //! * all text is redacted (secrets, tokens, e-mail addresses) before extraction and storage;
@@ -19,16 +20,15 @@ use uuid::Uuid;
 
 use crate::config::HindsightConfig;
 use crate::error::{HindsightError, Result, failed};
-use crate::index::{Entry, TenantIndex};
+use crate::index::{Entry, TenantIndex, fix_terms};
 use crate::model::*;
+use crate::search::{self, SearchSettings};
 use crate::signature::{self, ErrorSignature, MAX_CONTEXT_PATTERNS, MAX_STACK_PATTERNS};
-use crate::store::{resolutions, signatures};
+use crate::store::{examples, resolutions, signatures};
 use crate::{notes, rank};
 
 /// Longest stored sample of the error text.
-const MAX_SAMPLE_BYTES: usize = 4 * 1024;
-/// Matches returned when the query does not say.
-const DEFAULT_LIMIT: usize = 5;
+pub(crate) const MAX_SAMPLE_BYTES: usize = 4 * 1024;
 
 type IndexCell = Arc<tokio::sync::OnceCell<RwLock<TenantIndex>>>;
 
@@ -85,12 +85,19 @@ impl HindsightService {
             .clone();
         cell.get_or_try_init(|| async {
             let rows = signatures::load_tenant(&self.pool, tenant_id).await?;
+            let fixes = examples::fix_texts(&self.pool, tenant_id).await?;
             let embedder_id = self.memory.embedder().id().to_string();
             let mut index = TenantIndex::default();
             for row in rows {
                 index.upsert(
                     self.entry_of(row.stored, row.embedder_id.as_deref() == Some(&embedder_id)),
                 );
+            }
+            for fix in fixes {
+                let terms = fix_terms(&fix.text);
+                for id in fix.signature_ids {
+                    index.add_fix(id, &terms);
+                }
             }
             tracing::debug!(
                 tenant = tenant_id,
@@ -117,9 +124,18 @@ impl HindsightService {
         )
     }
 
+    /// How searches run with this configuration and embedder.
+    pub(crate) fn search_settings(&self) -> SearchSettings<'_> {
+        SearchSettings {
+            weights: &self.config.weights,
+            per_source: self.config.candidates_per_source,
+            calibration: self.memory.embedder().calibration(),
+        }
+    }
+
     /// Embeds the signatures in one batch; on failure they go on without embeddings (the
     /// score then rests on type, text and context).
-    async fn embed(&self, signatures: &mut [ErrorSignature]) -> Option<String> {
+    pub(crate) async fn embed(&self, signatures: &mut [ErrorSignature]) -> Option<String> {
         let texts: Vec<String> = signatures
             .iter()
             .map(ErrorSignature::embedding_text)
@@ -147,8 +163,8 @@ impl HindsightService {
         }
     }
 
-    /// Redacts and extracts the signatures of an error text.
-    fn signatures_of(&self, error_text: &str) -> Result<(String, Vec<ErrorSignature>)> {
+    /// Checks an error text's size and redacts it.
+    pub(crate) fn checked_text(&self, error_text: &str) -> Result<String> {
         if error_text.trim().is_empty() {
             return Err(HindsightError::invalid(
                 "`error_text` is empty; pass the failing output",
@@ -161,7 +177,12 @@ impl HindsightService {
                 self.config.max_error_bytes
             )));
         }
-        let redacted = self.redact(error_text);
+        Ok(self.redact(error_text))
+    }
+
+    /// Redacts and extracts the signatures of an error text.
+    pub(crate) fn signatures_of(&self, error_text: &str) -> Result<(String, Vec<ErrorSignature>)> {
+        let redacted = self.checked_text(error_text)?;
         let mut found = signature::extract(&redacted);
         if found.is_empty() {
             return Err(HindsightError::NoErrorRecognised);
@@ -170,7 +191,7 @@ impl HindsightService {
         Ok((redacted, found))
     }
 
-    fn scope_for(&self, who: &Identity, layer: Layer) -> Result<Scope> {
+    pub(crate) fn scope_for(&self, who: &Identity, layer: Layer) -> Result<Scope> {
         check_tenant(who)?;
         who.scope(layer)
             .map(|id| Scope::new(layer, id))
@@ -221,7 +242,7 @@ impl HindsightService {
     }
 
     /// Validates and redacts a caller-supplied signature.
-    fn clean_signature(&self, mut s: ErrorSignature) -> Result<ErrorSignature> {
+    pub(crate) fn clean_signature(&self, mut s: ErrorSignature) -> Result<ErrorSignature> {
         if s.error_type.trim().is_empty() || s.error_type.len() > 200 {
             return Err(HindsightError::invalid(
                 "`signature.error_type` must be 1 to 200 bytes",
@@ -250,7 +271,7 @@ impl HindsightService {
         Ok(s)
     }
 
-    async fn store_signatures(
+    pub(crate) async fn store_signatures(
         &self,
         who: &Identity,
         scope: &Scope,
@@ -271,20 +292,17 @@ impl HindsightService {
         for signature in &found {
             let duplicate = {
                 let index = cell.get().expect("initialised").read();
-                index
-                    .search(
-                        signature,
-                        &self.config.weights,
-                        self.config.candidates_per_source,
-                        self.config.duplicate_threshold,
-                        |s| s == scope,
-                    )
-                    .into_iter()
-                    .map(|hit| index.entry(hit.position).clone())
-                    .find(|entry| {
-                        entry.signature.error_type == signature.error_type
-                            && entry.signature.language == signature.language
-                    })
+                let settings = self.search_settings();
+                search::search(&index, signature, QueryForm::ToolOutput, &settings, |s| {
+                    s == scope
+                })
+                .into_iter()
+                .filter(|hit| hit.breakdown.total >= self.config.duplicate_threshold)
+                .map(|hit| index.entry(hit.position).clone())
+                .find(|entry| {
+                    entry.signature.error_type == signature.error_type
+                        && entry.signature.language == signature.language
+                })
             };
             let row = match duplicate {
                 Some(existing) => {
@@ -339,133 +357,6 @@ impl HindsightService {
         Ok(out)
     }
 
-    /// Finds stored signatures matching an error (raw text or signature), with their
-    /// resolutions ranked by confidence. Below the threshold the answer is
-    /// [`QueryStatus::NoKnownResolution`].
-    #[instrument(skip_all, fields(tenant = %who.tenant_id))]
-    pub async fn query(&self, who: &Identity, request: QueryRequest) -> Result<QueryOutcome> {
-        check_tenant(who)?;
-        let threshold = request.threshold.unwrap_or(self.config.match_threshold);
-        if !(0.0..=1.0).contains(&threshold) {
-            return Err(HindsightError::invalid(format!(
-                "`threshold` is {threshold}; pass a value within 0..1"
-            )));
-        }
-        let limit = request.limit.unwrap_or(DEFAULT_LIMIT);
-        if limit == 0 || limit > self.config.max_matches {
-            return Err(HindsightError::invalid(format!(
-                "`limit` is {limit}; ask for 1 to {} matches",
-                self.config.max_matches
-            )));
-        }
-        let mut queried = match (request.error_text, request.signature) {
-            (Some(text), None) => self.signatures_of(&text)?.1,
-            (None, Some(signature)) => vec![self.clean_signature(signature)?],
-            (Some(_), Some(_)) => {
-                return Err(HindsightError::invalid(
-                    "pass either `error_text` or `signature`, not both",
-                ));
-            }
-            (None, None) => {
-                return Err(HindsightError::invalid(
-                    "pass `error_text` (raw error output) or `signature`",
-                ));
-            }
-        };
-        self.embed(&mut queried).await;
-
-        let visible: HashSet<Scope> = who.visible_scopes().into_iter().collect();
-        let cell = self.index(&who.tenant_id).await?;
-        let mut closest: Option<f32> = None;
-        // Best hit per fingerprint: copies of one signature in several scopes are one match.
-        let mut by_fingerprint: HashMap<String, (Match, Vec<Uuid>)> = HashMap::new();
-        {
-            let index = cell.get().expect("initialised").read();
-            for (query_index, signature) in queried.iter().enumerate() {
-                let hits = index.search(
-                    signature,
-                    &self.config.weights,
-                    self.config.candidates_per_source,
-                    0.0,
-                    |s| visible.contains(s),
-                );
-                if let Some(best) = hits.first() {
-                    closest =
-                        Some(closest.map_or(best.breakdown.total, |c| c.max(best.breakdown.total)));
-                }
-                for hit in hits
-                    .into_iter()
-                    .take_while(|h| h.breakdown.total >= threshold)
-                {
-                    let entry = index.entry(hit.position);
-                    let candidate = Match {
-                        signature_id: entry.id,
-                        layer: entry.scope.layer,
-                        scope_id: entry.scope.scope_id.clone(),
-                        language: entry.signature.language,
-                        error_type: entry.signature.error_type.clone(),
-                        message_pattern: entry.signature.message_pattern.clone(),
-                        occurrence_count: entry.occurrence_count,
-                        score: hit.breakdown.total,
-                        breakdown: hit.breakdown,
-                        query_index,
-                        resolutions: Vec::new(),
-                    };
-                    let slot = by_fingerprint
-                        .entry(entry.fingerprint.clone())
-                        .or_insert_with(|| (candidate.clone(), Vec::new()));
-                    slot.1.push(entry.id);
-                    if candidate.score > slot.0.score
-                        || (candidate.score == slot.0.score && candidate.layer < slot.0.layer)
-                    {
-                        slot.0 = candidate;
-                    }
-                }
-            }
-        }
-        let mut matches: Vec<(Match, Vec<Uuid>)> = by_fingerprint.into_values().collect();
-        matches.sort_by(|a, b| {
-            b.0.score
-                .total_cmp(&a.0.score)
-                .then(b.0.occurrence_count.cmp(&a.0.occurrence_count))
-        });
-        matches.truncate(limit);
-
-        let ids: Vec<Uuid> = matches
-            .iter()
-            .flat_map(|(_, ids)| ids.iter().copied())
-            .collect();
-        let scopes: Vec<Scope> = visible.iter().cloned().collect();
-        let all = resolutions::for_signatures(&self.pool, &who.tenant_id, &ids, &scopes).await?;
-        let matches = matches
-            .into_iter()
-            .map(|(mut m, ids)| {
-                let mine = all
-                    .iter()
-                    .filter(|r| ids.contains(&r.signature_id))
-                    .cloned()
-                    .collect();
-                m.resolutions = rank_resolutions(mine);
-                m
-            })
-            .collect::<Vec<_>>();
-        for signature in &mut queried {
-            signature.embedding = None;
-        }
-        let status = if matches.is_empty() {
-            QueryStatus::NoKnownResolution
-        } else {
-            QueryStatus::Matched
-        };
-        Ok(QueryOutcome {
-            status,
-            threshold,
-            matches,
-            queried,
-            closest_score: closest,
-        })
-    }
-
     /// A stored signature the caller can see.
     pub async fn signature(&self, who: &Identity, id: Uuid) -> Result<StoredSignature> {
         check_tenant(who)?;
@@ -482,121 +373,6 @@ impl HindsightService {
                 id: id.to_string(),
                 hint: "hindsight_capture or hindsight_query",
             })
-    }
-
-    /// Attaches a resolution to a signature (by id, or by error text, captured first) and
-    /// renders its hindsight note.
-    #[instrument(skip_all, fields(tenant = %who.tenant_id))]
-    pub async fn resolve(&self, who: &Identity, request: ResolveRequest) -> Result<ResolveOutcome> {
-        check_tenant(who)?;
-        let description = request.description.trim();
-        if description.is_empty() {
-            return Err(HindsightError::invalid(
-                "`description` is empty; say what fixed the error",
-            ));
-        }
-        let size = description.len()
-            + request.changes.diff.as_deref().map_or(0, str::len)
-            + request
-                .changes
-                .files
-                .iter()
-                .map(|f| f.file.len() + f.summary.len())
-                .sum::<usize>();
-        if size > self.config.max_resolution_bytes {
-            return Err(HindsightError::invalid(format!(
-                "the resolution is {size} bytes (description + changes); the limit is {}",
-                self.config.max_resolution_bytes
-            )));
-        }
-        let signature = match (request.signature_id, &request.error_text) {
-            (Some(id), None) => self.signature(who, id).await?,
-            (None, Some(text)) => {
-                let (redacted, mut found) = self.signatures_of(text)?;
-                found.truncate(1);
-                let embedder_id = self.embed(&mut found).await;
-                let layer = request.layer.unwrap_or(self.config.default_layer);
-                let scope = self.scope_for(who, layer)?;
-                let sample = truncated(&redacted, MAX_SAMPLE_BYTES);
-                let mut stored = self
-                    .store_signatures(who, &scope, found, embedder_id.as_deref(), sample)
-                    .await?;
-                stored.remove(0).1
-            }
-            _ => {
-                return Err(HindsightError::invalid(
-                    "pass either `signature_id` or `error_text`",
-                ));
-            }
-        };
-        let layer = request.layer.unwrap_or(signature.layer);
-        let scope = self.scope_for(who, layer)?;
-        if layer < signature.layer {
-            return Err(HindsightError::invalid(format!(
-                "`layer` {layer} is narrower than the signature's layer {}; resolutions live in the \
-                 signature's layer or a broader one",
-                signature.layer
-            )));
-        }
-        // A resolution in a broader layer needs the signature visible there too.
-        let signature = if scope.layer != signature.layer || scope.scope_id != signature.scope_id {
-            let mut tx = self
-                .pool
-                .begin()
-                .await
-                .map_err(failed("starting a resolution"))?;
-            let copy =
-                crate::promote::copy_signature(&mut tx, &who.tenant_id, &signature, &scope).await?;
-            tx.commit()
-                .await
-                .map_err(failed("committing a resolution"))?;
-            let stored = copy.stored.clone();
-            self.index_row(&who.tenant_id, copy).await?;
-            stored
-        } else {
-            signature
-        };
-        let now = now_millis();
-        let id = Uuid::now_v7();
-        let mut resolution = Resolution {
-            id,
-            signature_id: signature.id,
-            layer: scope.layer,
-            scope_id: scope.scope_id.clone(),
-            description: self.redact(description),
-            changes: Changes {
-                diff: request.changes.diff.as_deref().map(|d| self.redact(d)),
-                files: request
-                    .changes
-                    .files
-                    .iter()
-                    .map(|f| FileChange {
-                        file: self.redact(&f.file),
-                        summary: self.redact(&f.summary),
-                    })
-                    .collect(),
-            },
-            success_count: 0,
-            application_count: 0,
-            success_rate: 0.0,
-            confidence: 0.0,
-            origin_id: id,
-            promoted_from: None,
-            baseline_applications: 0,
-            created_by: actor(who),
-            created_at: now,
-            updated_at: now,
-            note_id: None,
-        };
-        let mut conn = self
-            .pool
-            .acquire()
-            .await
-            .map_err(failed("storing a resolution"))?;
-        resolutions::insert(&mut conn, &who.tenant_id, &resolution).await?;
-        drop(conn);
-        resolution.note_id = self.write_note(who, &signature, &resolution).await;
-        Ok(ResolveOutcome { resolution })
     }
 
     /// Adds (or re-renders) the resolution's note; failures are logged, not fatal: the
@@ -712,7 +488,7 @@ pub(crate) fn actor(who: &Identity) -> String {
         .unwrap_or_else(|| format!("tenant:{}", who.tenant_id))
 }
 
-fn truncated(text: &str, max: usize) -> &str {
+pub(crate) fn truncated(text: &str, max: usize) -> &str {
     if text.len() <= max {
         return text;
     }

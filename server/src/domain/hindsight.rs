@@ -4,7 +4,7 @@
 use aeterna_hindsight::{
     ApproveRequest, CaptureOutcome, CaptureRequest, Changes, ErrorSignature, FeedbackOutcome,
     FeedbackRequest, FileChange, HindsightError, HindsightService, Language, Promotion,
-    PromotionStatus, QueryOutcome, QueryRequest, ResolveOutcome, ResolveRequest,
+    PromotionStatus, QueryForm, QueryOutcome, QueryRequest, ResolveOutcome, ResolveRequest,
 };
 use aeterna_memory::Layer;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
@@ -51,16 +51,22 @@ pub struct SignatureArgs {
 /// Arguments of `hindsight_query`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct QueryArgs {
-    /// Raw error output to look up (or pass `signature`).
+    /// What to look up: the raw output of the failing tool, the error message alone (its
+    /// code may be missing), or a sentence describing the error. Or pass `signature`.
     #[serde(default)]
     pub error_text: Option<String>,
     /// A signature to look up (or pass `error_text`).
     #[serde(default)]
     pub signature: Option<SignatureArgs>,
-    /// Most matches to return (default 5).
+    /// How to read `error_text`: `tool_output`, `error_message` or `description`; understood
+    /// from the text when left out.
+    #[serde(default)]
+    #[schemars(schema_with = "form_schema")]
+    pub form: Option<String>,
+    /// Most answers to return, `matched` and `related` together (default 5).
     #[serde(default)]
     pub limit: Option<usize>,
-    /// The score a stored error needs to count as a match, 0 to 1 (default 0.8).
+    /// The score an answer needs to be `matched`, 0 to 1 (default: the calibrated threshold).
     #[serde(default)]
     pub threshold: Option<f32>,
     #[serde(flatten)]
@@ -85,8 +91,15 @@ pub struct ResolveArgs {
     /// Or the raw error text; it is captured first.
     #[serde(default)]
     pub error_text: Option<String>,
-    /// What fixed the error, for the next one who meets it.
-    pub description: String,
+    /// A fix already recorded (from `hindsight_query`) that fixed this error too, when it is
+    /// another wording of the same error: the error joins that fix's lineage. Leave
+    /// `description`, `diff` and `files` out then.
+    #[serde(default)]
+    pub resolution_id: Option<String>,
+    /// What fixed the error, for the next one who meets it (required unless
+    /// `resolution_id` is given).
+    #[serde(default)]
+    pub description: Option<String>,
     /// The change as a unified diff.
     #[serde(default)]
     pub diff: Option<String>,
@@ -152,6 +165,10 @@ fn optional_layer_schema(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": ["string", "null"], "enum": names })
 }
 
+fn form_schema(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": ["string", "null"], "enum": ["tool_output", "error_message", "description"] })
+}
+
 fn status_schema(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": ["string", "null"], "enum": ["pending", "promoted", "rejected"] })
 }
@@ -213,9 +230,22 @@ pub async fn query(
         .signature
         .map(SignatureArgs::into_signature)
         .transpose()?;
+    let form = match args.form.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some("tool_output") => Some(QueryForm::ToolOutput),
+        Some("error_message") => Some(QueryForm::ErrorMessage),
+        Some("description") => Some(QueryForm::Description),
+        Some(other) => {
+            return Err(HindsightError::invalid(format!(
+                "`form` is `{other}`; expected tool_output, error_message or description (or \
+                 leave it out)"
+            )));
+        }
+    };
     let request = QueryRequest {
         error_text: args.error_text,
         signature,
+        form,
         limit: args.limit,
         threshold: args.threshold,
     };
@@ -235,7 +265,12 @@ pub async fn resolve(
             .map(|v| id("signature_id", v))
             .transpose()?,
         error_text: args.error_text,
-        description: args.description,
+        resolution_id: args
+            .resolution_id
+            .as_deref()
+            .map(|v| id("resolution_id", v))
+            .transpose()?,
+        description: args.description.unwrap_or_default(),
         changes: Changes {
             diff: args.diff,
             files: args

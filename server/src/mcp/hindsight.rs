@@ -61,10 +61,13 @@ impl AeternaMcp {
         )
     }
 
-    /// Look up how an error was fixed before: pass the raw error output (or a signature).
-    /// Returns matches scoring at least the threshold (0.8 by default), each with its
-    /// resolutions ranked by confidence-adjusted success rate; `status` is
-    /// `no_known_resolution` when nothing scores that high. Use it when a build or test fails.
+    /// Look up how an error was fixed before. Pass the raw error output, just the error
+    /// message (its code may be missing), or a sentence describing the error; the answer's
+    /// `form` says how the text was read. `matched` lists stored errors scoring at least the
+    /// calibrated threshold, whose fixes are safe to apply; `related` lists the next best
+    /// candidates with their evidence (worth a look, not proven). Each comes with its
+    /// resolutions ranked by confidence-adjusted success rate. Use it when a build or test
+    /// fails.
     #[tool(
         name = "hindsight_query",
         output_schema = schema_for_output::<QueryOutcome>(),
@@ -87,7 +90,9 @@ impl AeternaMcp {
 
     /// Attach what fixed an error: a description plus the change (a unified `diff`, or
     /// `files` with a summary each), to a `signature_id` or to raw `error_text`. The fix is
-    /// also stored as a Markdown memory of kind `hindsight`.
+    /// also stored as a Markdown memory of kind `hindsight`. When the error is another wording
+    /// of one whose fix you applied, pass that fix's `resolution_id` instead of a description:
+    /// the error joins its lineage (a near-duplicate description does the same).
     #[tool(
         name = "hindsight_resolve",
         output_schema = schema_for_output::<ResolveOutcome>(),

@@ -183,6 +183,7 @@ async fn fix_error(
         QueryArgs {
             error_text: Some(output.clone()),
             signature: None,
+            form: None,
             limit: None,
             threshold: None,
             identity: arguments.identity,
@@ -193,19 +194,30 @@ async fn fix_error(
         let caller_fault = error.is_caller_error();
         failed(FIX_ERROR, error, caller_fault)
     })?;
-    let advice = if found.matches.is_empty() {
-        "No fix is known for this kind of error. Find the cause, fix it, then record the fix with \
-         hindsight_resolve so the next occurrence is quicker."
-            .to_owned()
-    } else {
-        let known = serde_json::to_string_pretty(&found.matches).map_err(|error| {
-            ErrorData::internal_error(format!("cannot encode the matches: {error}"), None)
-        })?;
+    let encode = |answers| {
+        serde_json::to_string_pretty(answers).map_err(|error| {
+            ErrorData::internal_error(format!("cannot encode the answers: {error}"), None)
+        })
+    };
+    let advice = if !found.matched.is_empty() {
+        let known = encode(&found.matched)?;
         format!(
             "Fixes that worked before for this kind of error, best first (each with how often \
              it worked):\n\n```json\n{known}\n```\n\nApply the most suitable one, then report \
              with hindsight_feedback whether it worked."
         )
+    } else if !found.related.is_empty() {
+        let related = encode(&found.related)?;
+        format!(
+            "No known fix matches this error closely enough to apply as is. These stored errors \
+             are related (with the evidence for each); check whether one is the same problem \
+             before reusing its fix:\n\n```json\n{related}\n```\n\nOnce fixed, record the fix \
+             with hindsight_resolve (with `resolution_id` when a related fix was the one)."
+        )
+    } else {
+        "No fix is known for this kind of error. Find the cause, fix it, then record the fix with \
+         hindsight_resolve so the next occurrence is quicker."
+            .to_owned()
     };
     let text = format!("This failed:\n\n```\n{output}\n```\n\n{advice}");
     Ok(message("Fix an error with known resolutions", text))

@@ -23,6 +23,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+pub(crate) use normalize::slug;
 pub use normalize::{PLACEHOLDERS, normalize_message};
 
 /// Largest number of stack patterns kept per signature (the frames nearest the error).

@@ -1,7 +1,8 @@
 //! SQLite storage of signatures, resolutions, feedback and promotions, in the database the
-//! memory service shares (`migrations/sqlite/0300_hindsight.sql`). Every statement filters by
+//! memory service shares (`migrations/sqlite/0300_hindsight.sql`, `0301_hindsight_examples.sql`). Every statement filters by
 //! `tenant_id`; callers pass the tenant explicitly.
 
+pub(crate) mod examples;
 pub(crate) mod promotions;
 pub(crate) mod resolutions;
 pub(crate) mod signatures;

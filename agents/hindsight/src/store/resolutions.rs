@@ -5,7 +5,7 @@ use sqlx::QueryBuilder;
 use sqlx::sqlite::{Sqlite, SqliteConnection, SqlitePool, SqliteRow};
 use uuid::Uuid;
 
-use super::{count, int, json, layer, opt_uuid, text, to_json, uuid};
+use super::{count, examples, int, json, layer, opt_uuid, text, to_json, uuid};
 use crate::error::{Result, failed};
 use crate::model::Resolution;
 use crate::rank::{success_rate, wilson_lower_bound};
@@ -28,6 +28,7 @@ fn from_row(row: &SqliteRow) -> Result<Resolution> {
         application_count,
         success_rate: success_rate(success_count, application_count),
         confidence: wilson_lower_bound(success_count, application_count),
+        examples: Vec::new(),
         origin_id: uuid(row, "origin_id")?,
         promoted_from: opt_uuid(row, "promoted_from")?,
         baseline_applications: count(row, "baseline_applications")?,
@@ -79,13 +80,18 @@ pub(crate) async fn get(
     let row = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(tenant_id)
         .bind(id.to_string())
-        .fetch_optional(conn)
+        .fetch_optional(&mut *conn)
         .await
         .map_err(failed("reading a resolution"))?;
-    row.as_ref().map(from_row).transpose()
+    let Some(row) = row else { return Ok(None) };
+    let mut resolution = [from_row(&row)?];
+    examples::fill(conn, tenant_id, &mut resolution).await?;
+    let [resolution] = resolution;
+    Ok(Some(resolution))
 }
 
-/// The resolutions of `signature_ids` that live in one of `scopes`.
+/// The resolutions that fix one of `signature_ids` (as their own signature or as an example)
+/// and live in one of `scopes`, with their examples.
 pub(crate) async fn for_signatures(
     pool: &SqlitePool,
     tenant_id: &str,
@@ -98,12 +104,20 @@ pub(crate) async fn for_signatures(
     let mut query = QueryBuilder::<Sqlite>::new(format!(
         "SELECT {COLUMNS} FROM hindsight_resolutions WHERE tenant_id = "
     ));
-    query.push_bind(tenant_id).push(" AND signature_id IN (");
+    query.push_bind(tenant_id).push(" AND (signature_id IN (");
     let mut ids = query.separated(", ");
     for id in signature_ids {
         ids.push_bind(id.to_string());
     }
-    query.push(") AND (");
+    query
+        .push(") OR id IN (SELECT resolution_id FROM hindsight_resolution_examples WHERE tenant_id = ")
+        .push_bind(tenant_id)
+        .push(" AND signature_id IN (");
+    let mut ids = query.separated(", ");
+    for id in signature_ids {
+        ids.push_bind(id.to_string());
+    }
+    query.push("))) AND (");
     for (index, scope) in scopes.iter().enumerate() {
         if index > 0 {
             query.push(" OR ");
@@ -121,7 +135,13 @@ pub(crate) async fn for_signatures(
         .fetch_all(pool)
         .await
         .map_err(failed("reading resolutions"))?;
-    rows.iter().map(from_row).collect()
+    let mut found: Vec<Resolution> = rows.iter().map(from_row).collect::<Result<_>>()?;
+    let mut conn = pool
+        .acquire()
+        .await
+        .map_err(failed("reading resolutions"))?;
+    examples::fill(&mut conn, tenant_id, &mut found).await?;
+    Ok(found)
 }
 
 /// Whether a copy of the lineage `origin_id` already lives in `scope`.
@@ -140,10 +160,14 @@ pub(crate) async fn in_scope_of_lineage(
         .bind(origin_id.to_string())
         .bind(scope.layer.as_str())
         .bind(&scope.scope_id)
-        .fetch_optional(conn)
+        .fetch_optional(&mut *conn)
         .await
         .map_err(failed("reading a resolution"))?;
-    row.as_ref().map(from_row).transpose()
+    let Some(row) = row else { return Ok(None) };
+    let mut resolution = [from_row(&row)?];
+    examples::fill(conn, tenant_id, &mut resolution).await?;
+    let [resolution] = resolution;
+    Ok(Some(resolution))
 }
 
 /// Records one application and updates the counters in the same transaction.
@@ -181,10 +205,13 @@ pub(crate) async fn record_feedback(
         .bind(now)
         .bind(tenant_id)
         .bind(resolution_id.to_string())
-        .fetch_one(conn)
+        .fetch_one(&mut *conn)
         .await
         .map_err(failed("recording feedback"))?;
-    from_row(&row)
+    let mut resolution = [from_row(&row)?];
+    examples::fill(conn, tenant_id, &mut resolution).await?;
+    let [resolution] = resolution;
+    Ok(resolution)
 }
 
 pub(crate) async fn set_note(

@@ -37,6 +37,7 @@ async fn secrets_in_error_text_and_resolutions_never_reach_storage() {
             ResolveRequest {
                 signature_id: Some(captured.signatures[0].signature_id),
                 error_text: None,
+                resolution_id: None,
                 description: "rotated token ghp_R4nd0mT0k3nF0rT3st1ngPurp0s3sOnly123; ask grace.hopper@example.org".into(),
                 changes: Changes {
                     diff: Some("-API_KEY=sk_live_51HxQmPlK9vTr4eW\n+API_KEY=${API_KEY}".into()),
@@ -279,6 +280,7 @@ async fn bad_input_gets_clear_errors_and_writes_nothing() {
             ResolveRequest {
                 signature_id: Some(sig.signature_id),
                 error_text: None,
+                resolution_id: None,
                 description: " ".into(),
                 changes: Changes::default(),
                 layer: None,

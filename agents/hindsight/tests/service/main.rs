@@ -5,6 +5,7 @@
 mod support;
 
 mod boundaries;
+mod lineage;
 mod promotion;
 
 use std::collections::BTreeSet;
@@ -46,6 +47,7 @@ async fn resolve(
             ResolveRequest {
                 signature_id: Some(signature_id),
                 error_text: None,
+                resolution_id: None,
                 description: description.to_string(),
                 changes: Changes {
                     diff: Some("-    raw\n+    raw.parse().expect(\"a port\")".into()),
@@ -120,7 +122,7 @@ async fn capture_resolve_query_round_trip_across_different_code() {
     // Same class, different file, names and lines.
     let found = query(&h, &who, "rust/E0308-mismatched-types/invoice_total.txt").await;
     assert_eq!(found.status, QueryStatus::Matched);
-    let best = &found.matches[0];
+    let best = &found.matched[0];
     assert_eq!(best.signature_id, captured.signature_id);
     assert!(best.score >= 0.8 && best.score <= 1.0, "{best:?}");
     assert_eq!(best.resolutions[0].id, resolution.id);
@@ -132,7 +134,7 @@ async fn capture_resolve_query_round_trip_across_different_code() {
     // Unrelated error: no known resolution, not a weak guess.
     let other = query(&h, &who, "python/KeyError/cart.txt").await;
     assert_eq!(other.status, QueryStatus::NoKnownResolution);
-    assert!(other.matches.is_empty());
+    assert!(other.matched.is_empty());
 }
 
 #[tokio::test]
@@ -238,9 +240,9 @@ async fn feedback_updates_rates_and_ranking_adjusts_for_confidence() {
     );
 
     let found = query(&h, &who, "python/ModuleNotFoundError/fetch_weather.txt").await;
-    let ranked: Vec<Uuid> = found.matches[0].resolutions.iter().map(|r| r.id).collect();
+    let ranked: Vec<Uuid> = found.matched[0].resolutions.iter().map(|r| r.id).collect();
     assert_eq!(ranked, [proven.id, lucky.id], "19 of 20 outranks 2 of 3");
-    let top = &found.matches[0].resolutions[0];
+    let top = &found.matched[0].resolutions[0];
     assert_eq!((top.success_count, top.application_count), (19, 20));
     assert!(top.confidence < top.success_rate);
 }
@@ -334,9 +336,9 @@ async fn a_signature_can_be_queried_directly_and_survives_a_restart() {
         )
         .await
         .expect("query");
-    assert_eq!(found.matches[0].signature_id, sig_id);
+    assert_eq!(found.matched[0].signature_id, sig_id);
     assert_eq!(
-        found.matches[0].resolutions[0].description,
+        found.matched[0].resolutions[0].description,
         "convert with toInt()"
     );
 }

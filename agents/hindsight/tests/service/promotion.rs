@@ -73,7 +73,7 @@ async fn promotion_happens_exactly_at_the_threshold_once() {
     let teammate = identity("acme", "billing", Some("core"));
     let found = query(&h, &teammate, "go/undefined/worker.txt").await;
     assert_eq!(found.status, QueryStatus::Matched);
-    let shared = &found.matches[0].resolutions[0];
+    let shared = &found.matched[0].resolutions[0];
     assert_eq!(
         (shared.layer, shared.origin_id),
         (Layer::Team, resolution.id)
@@ -84,8 +84,8 @@ async fn promotion_happens_exactly_at_the_threshold_once() {
     );
     // The project itself sees one resolution per lineage, not both copies.
     let mine = query(&h, &who, "go/undefined/worker.txt").await;
-    assert_eq!(mine.matches.len(), 1);
-    assert_eq!(mine.matches[0].resolutions.len(), 1);
+    assert_eq!(mine.matched.len(), 1);
+    assert_eq!(mine.matched[0].resolutions.len(), 1);
     // The team copy moves on to org only after 3 applications at team level.
     let copy = shared.id;
     assert_eq!(feedback(&h, &teammate, copy, true).await.promotion, None);
@@ -207,7 +207,7 @@ async fn approval_mode_queues_and_approve_promotes_once() {
         1
     );
     let found = query(&h, &lead, "java/NumberFormatException/Retry.txt").await;
-    assert_eq!(found.matches[0].resolutions[0].layer, Layer::Team);
+    assert_eq!(found.matched[0].resolutions[0].layer, Layer::Team);
 }
 
 #[tokio::test]

@@ -91,3 +91,83 @@ pub fn corpus() -> BTreeMap<String, Vec<(String, String)>> {
     }
     classes
 }
+
+/// A class's hand-written companions (`fixtures/descriptions.toml`).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Described {
+    pub description: String,
+    pub fix: String,
+    pub second_wording: Vec<String>,
+}
+
+/// `toolchain/class` → its description, fix and second wordings.
+pub fn descriptions() -> BTreeMap<String, Described> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/descriptions.toml");
+    let text = std::fs::read_to_string(&path).expect("descriptions.toml");
+    toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The first error's message as a person copies it from the output, without its location and
+/// without its code: the headline line (the one sharing most words with the extracted message
+/// pattern) minus the `path:line:col:` prefix, the severity label with its code
+/// (`error[E0308]:`, `error TS2322:`, `fatal error:`), a trailing `[-Werror=…]` flag, Node's
+/// `Error [ERR_…]:` and Go's `panic:`. Exception class names stay: they are words of the
+/// message (`KeyError: 'banana'`), not codes.
+pub fn message_without_code(output: &str) -> String {
+    use regex::Regex;
+    let signature = aeterna_hindsight::extract(output)
+        .into_iter()
+        .next()
+        .expect("an error");
+    let wanted: Vec<String> = aeterna_hindsight::terms::terms(&signature.message_pattern)
+        .into_iter()
+        .filter(|t| t != aeterna_hindsight::terms::PLACEHOLDER)
+        .collect();
+    let strip = [
+        // Locations: `src/main.rs:4:5: `, `main.ts(2,10): `, `db.c:(.text+0x13): `,
+        // `deploy.bash: line 4: `, `build.sh: 3: `, ` --> ` lines never hold messages.
+        r"^\S+?\.\w+:\d+(?::\d+)?:\s+",
+        r"^\S+?\.\w+\(\d+,\d+\):\s+",
+        r"^\S+?\.\w+:\([^)]*\):\s+",
+        r"^\S+?\.\w+: (?:line )?\d+: ",
+        r"^\./",
+        // Severity labels and codes.
+        r"^(?:fatal )?error(?:\[\w+\])?:\s+",
+        r"^error TS\d+:\s+",
+        r"^Exception in thread \S+ ",
+        r"^Error \[\w+\]:\s+",
+        r"^Error:\s+",
+        r"^panic: (?:runtime error: )?",
+        r"^E\s+",
+        r"\s+\[-W[\w=-]+\]$",
+    ]
+    .map(|p| Regex::new(p).expect(p));
+    let clean = |line: &str| -> String {
+        let mut line = line.trim().to_string();
+        for _ in 0..3 {
+            for re in &strip {
+                line = re.replace(&line, "").into_owned();
+            }
+        }
+        line.trim().to_string()
+    };
+    output
+        .lines()
+        .map(clean)
+        .filter(|line| !line.is_empty())
+        .max_by_key(|line| {
+            let have = aeterna_hindsight::terms::terms(line);
+            let shared = wanted.iter().filter(|w| have.contains(w)).count();
+            // The line naming the exception class is the headline when the message has few
+            // words of its own (`KeyError: 'banana'`).
+            let class = signature.error_type.rsplit('.').next().unwrap_or_default();
+            let names_class = class.len() > 3 && line.contains(class);
+            // Most shared words; among ties, the shortest line (the headline, not a note).
+            (
+                shared + 2 * usize::from(names_class),
+                std::cmp::Reverse(line.len()),
+            )
+        })
+        .expect("a line")
+}

@@ -40,8 +40,17 @@ pub(super) fn recognize(lines: &[&str], index: usize) -> Option<Found> {
     }
     if let Some(found) = UNDEFINED_REFERENCE.captures(line) {
         let path = group(&found, "path").unwrap_or("");
+        // Without the object's source file, only a demangled C++ name (`ns::f(int)`) tells
+        // C++ from C; a plain symbol could be either.
+        let language = if !path.is_empty() {
+            language_of(path, Language::C)
+        } else if found["sym"].contains("::") || found["sym"].contains('(') {
+            Language::Cpp
+        } else {
+            Language::Unknown
+        };
         let mut error = RawError::new(
-            language_of(path, Language::C),
+            language,
             Some("undefined-reference".to_string()),
             format!("undefined reference to `{}'", &found["sym"]),
         )

@@ -206,7 +206,9 @@ static GENERIC_ERROR: LazyLock<Regex> = LazyLock::new(|| {
     .expect("generic error pattern")
 });
 static GENERIC_EXCEPTION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^(?P<type>[A-Z]\w*(?:Error|Exception))(?: \[(?P<code>[\w-]+)\])?: (?P<msg>.+)$")
+    Regex::new(
+        r"^(?P<type>(?:[a-z]\w*\.)*[A-Z]\w*(?:Error|Exception))(?: \[(?P<code>[\w-]+)\])?: (?P<msg>.+)$",
+    )
         .expect("generic exception pattern")
 });
 static ERRNO_CODE: LazyLock<Regex> =
