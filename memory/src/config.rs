@@ -1,5 +1,7 @@
 //! [`MemoryConfig`]: limits, retrieval tuning and storage settings. Every field has a default.
 
+use crate::follow::FollowConfig;
+use crate::storage::postgres::PostgresConfig;
 use crate::storage::sqlite::SqliteConfig;
 use crate::vector::VectorIndexConfig;
 
@@ -31,6 +33,10 @@ pub struct MemoryConfig {
     pub retrieval: RetrievalConfig,
     pub vectors: VectorIndexConfig,
     pub sqlite: SqliteConfig,
+    /// The scale-out profile's database, used when the server has a `database_url`.
+    pub postgres: PostgresConfig,
+    /// How instances sharing a database follow each other's writes.
+    pub follow: FollowConfig,
 }
 
 impl Default for MemoryConfig {
@@ -49,6 +55,8 @@ impl Default for MemoryConfig {
             retrieval: RetrievalConfig::default(),
             vectors: VectorIndexConfig::default(),
             sqlite: SqliteConfig::default(),
+            postgres: PostgresConfig::default(),
+            follow: FollowConfig::default(),
         }
     }
 }

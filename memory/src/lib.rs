@@ -5,7 +5,9 @@
 //! transport-agnostic and is used by the MCP server, the REST API and the agents.
 //!
 //! * [`storage`]: durable records behind [`storage::RecordStore`]; the embedded profile is
-//!   SQLite ([`storage::sqlite::SqliteDatabase`], shared with the agents' tables).
+//!   SQLite ([`storage::sqlite::SqliteDatabase`], shared with the agents' tables); the
+//!   scale-out profile is PostgreSQL ([`storage::postgres::PgDatabase`]), shared by every
+//!   instance, whose writes each instance [`follow`]s.
 //! * [`vector`]: similarity search behind [`vector::VectorStore`]; the embedded profile is an
 //!   exact in-memory scan rebuilt from the durable vectors at start.
 //! * [`embed`]: text embedders behind [`embed::Embedder`].
@@ -14,6 +16,7 @@
 mod config;
 pub mod embed;
 pub mod error;
+pub mod follow;
 mod intern;
 pub mod model;
 mod reembed;
@@ -28,5 +31,5 @@ mod writes;
 pub use error::{MemoryError, Result};
 pub use model::*;
 pub use service::{
-    EmbedderChange, MemoryConfig, MemoryService, RetrievalConfig, StoreStats, Stores,
+    EmbedderChange, MemoryConfig, MemoryService, RetrievalConfig, StoreHealth, StoreStats, Stores,
 };

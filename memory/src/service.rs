@@ -16,11 +16,13 @@ use uuid::Uuid;
 
 use crate::embed::{Embedder, check_vectors};
 use crate::error::{MemoryError, Result};
+use crate::follow::Follower;
 use crate::model::{
     AddOutcome, Identity, ListRequest, MemoryChange, MemoryFilter, MemoryPatch, MemoryRecord,
     NewMemory, Page, SearchHit, SearchRequest, now_millis,
 };
 use crate::retrieval;
+use crate::storage::postgres::{PgDatabase, PgRecordStore};
 use crate::storage::sqlite::{SqliteDatabase, SqliteRecordStore};
 use crate::storage::{
     ContentChange, Inserted, ListQuery, NewRecord, RecordChange, RecordStore, UpdateOutcome,
@@ -41,12 +43,50 @@ pub struct StoreStats {
     pub vectors: u64,
 }
 
+/// Whether one store answers.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct StoreHealth {
+    /// `records`, `vectors` or `agents` (the agents' tables beside PostgreSQL).
+    pub store: &'static str,
+    pub backend: &'static str,
+    /// `ok` or `down`.
+    pub status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl StoreHealth {
+    fn of(store: &'static str, backend: &'static str, answered: Result<()>) -> Self {
+        match answered {
+            Ok(()) => StoreHealth {
+                store,
+                backend,
+                status: "ok",
+                error: None,
+            },
+            Err(error) => StoreHealth {
+                store,
+                backend,
+                status: "down",
+                error: Some(error.to_string()),
+            },
+        }
+    }
+
+    pub fn is_ok(&self) -> bool {
+        self.status == "ok"
+    }
+}
+
 /// The storage backends of a [`MemoryService`].
 pub struct Stores {
     pub records: Arc<dyn RecordStore>,
     pub vectors: Arc<dyn VectorStore>,
-    /// The shared SQLite database, when the records live in one.
+    /// The data dir's SQLite database: the records' own on the embedded profile; beside
+    /// PostgreSQL, the agents' tables only.
     pub sqlite: Option<SqliteDatabase>,
+    /// The shared PostgreSQL database, when the records live in one.
+    pub postgres: Option<PgDatabase>,
 }
 
 /// The layered memory of every tenant.
@@ -55,9 +95,12 @@ pub struct MemoryService {
     records: Arc<dyn RecordStore>,
     vectors: Arc<dyn VectorStore>,
     sqlite: Option<SqliteDatabase>,
+    postgres: Option<PgDatabase>,
     embedder: Arc<dyn Embedder>,
     changes: broadcast::Sender<MemoryChange>,
     writes: Writes,
+    /// Set when other instances write to the same store.
+    follower: Option<Follower>,
 }
 
 impl MemoryService {
@@ -88,6 +131,35 @@ impl MemoryService {
                 records,
                 vectors,
                 sqlite: Some(db),
+                postgres: None,
+            },
+            config,
+            embedder,
+        )
+        .await
+    }
+
+    /// Opens the scale-out profile's memory on PostgreSQL (migrated by
+    /// [`PgDatabase::connect`]), with this instance's own in-memory vector index following
+    /// the writes of every instance ([`crate::follow`]). `agents_db` is the local database
+    /// the agents keep their own tables in, if any ([`sqlite`](Self::sqlite)).
+    pub async fn open_postgres(
+        db: PgDatabase,
+        agents_db: Option<SqliteDatabase>,
+        config: MemoryConfig,
+        embedder: Arc<dyn Embedder>,
+    ) -> Result<Self> {
+        let records = Arc::new(PgRecordStore::new(db.clone(), &config.postgres));
+        let vectors = Arc::new(InMemoryVectorIndex::new(
+            embedder.dimensions(),
+            config.vectors.clone(),
+        ));
+        Self::open(
+            Stores {
+                records,
+                vectors,
+                sqlite: agents_db,
+                postgres: Some(db),
             },
             config,
             embedder,
@@ -103,6 +175,14 @@ impl MemoryService {
         embedder: Arc<dyn Embedder>,
     ) -> Result<Self> {
         crate::reembed::prepare(stores.records.as_ref(), embedder.as_ref(), &config).await?;
+        // The log position is read before the index loads: changes in between are applied
+        // twice, which is harmless, rather than not at all.
+        let follower = if stores.records.shared() {
+            let position = stores.records.change_position().await?;
+            Some(Follower::new(position, &config.follow))
+        } else {
+            None
+        };
         stores.vectors.sync_from(stores.records.as_ref()).await?;
         let (changes, _) = broadcast::channel(CHANGE_BUFFER);
         Ok(MemoryService {
@@ -110,13 +190,69 @@ impl MemoryService {
             records: stores.records,
             vectors: stores.vectors,
             sqlite: stores.sqlite,
+            postgres: stores.postgres,
             embedder,
             changes,
             writes: Writes::default(),
+            follower,
         })
     }
 
-    /// The shared SQLite database, for the agents' own tables (embedded profile only).
+    /// The shared PostgreSQL database, for the agents' own tables (scale-out profile only).
+    pub fn postgres(&self) -> Option<&PgDatabase> {
+        self.postgres.as_ref()
+    }
+
+    /// Applies the writes other instances made since the last catch-up to this instance's
+    /// vector index and announces them to subscribers. Does nothing on a store no other
+    /// process writes.
+    pub async fn catch_up(&self) -> Result<()> {
+        let Some(follower) = &self.follower else {
+            return Ok(());
+        };
+        let changes = follower
+            .catch_up(self.records.as_ref(), self.vectors.as_ref(), &self.writes)
+            .await?;
+        for change in changes {
+            let _ = self.changes.send(change);
+        }
+        Ok(())
+    }
+
+    /// On a shared store, catches up on an interval (so caches are invalidated without a
+    /// search asking) and prunes the change log; stops when the service is dropped.
+    pub fn follow_in_background(self: &Arc<Self>) -> Option<tokio::task::JoinHandle<()>> {
+        self.follower.as_ref()?;
+        let service = Arc::downgrade(self);
+        let interval = std::time::Duration::from_millis(self.config.follow.interval_ms.max(10));
+        let retention_ms = self.config.follow.retention_secs.saturating_mul(1000) as i64;
+        Some(tokio::spawn(async move {
+            let mut ticker = tokio::time::interval(interval);
+            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut last_prune = std::time::Instant::now();
+            loop {
+                ticker.tick().await;
+                let Some(service) = service.upgrade() else {
+                    return;
+                };
+                if let Err(error) = service.catch_up().await {
+                    tracing::warn!(%error, "following other instances' writes failed; retrying");
+                }
+                if last_prune.elapsed() >= std::time::Duration::from_secs(600) {
+                    last_prune = std::time::Instant::now();
+                    let cutoff = now_millis() - retention_ms;
+                    match service.records.prune_changes(cutoff).await {
+                        Ok(pruned) if pruned > 0 => tracing::info!(pruned, "change log pruned"),
+                        Ok(_) => {}
+                        Err(error) => tracing::warn!(%error, "pruning the change log failed"),
+                    }
+                }
+            }
+        }))
+    }
+
+    /// The data dir's SQLite database, for the agents' own tables: the records' database on
+    /// the embedded profile, a local one beside PostgreSQL on the scale-out profile.
     pub fn sqlite(&self) -> Option<&SqliteDatabase> {
         self.sqlite.as_ref()
     }
@@ -307,6 +443,7 @@ impl MemoryService {
         if !retrieval::is_searchable(&request.query) || filter.scopes.is_empty() {
             return Ok(Vec::new());
         }
+        self.catch_up().await?;
 
         let retrieval = &self.config.retrieval;
         let candidates = (limit * retrieval.candidates_per_hit).max(retrieval.min_candidates);
@@ -518,6 +655,25 @@ impl MemoryService {
     pub async fn ready(&self) -> Result<()> {
         self.records.ping().await?;
         self.vectors.ready().await
+    }
+
+    /// Each store and whether it answers, for `/readyz`.
+    pub async fn health(&self) -> Vec<StoreHealth> {
+        let mut health = vec![
+            StoreHealth::of("records", self.records.backend(), self.records.ping().await),
+            StoreHealth::of("vectors", "in-memory", self.vectors.ready().await),
+        ];
+        if self.postgres.is_some()
+            && let Some(sqlite) = &self.sqlite
+        {
+            let answered = sqlx::query("SELECT 1")
+                .execute(&sqlite.pool)
+                .await
+                .map(drop)
+                .map_err(|error| MemoryError::storage("checking the agents' database", error));
+            health.push(StoreHealth::of("agents", "sqlite", answered));
+        }
+        health
     }
 
     pub async fn stats(&self) -> Result<StoreStats> {

@@ -20,9 +20,10 @@ use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
 /// The top-level keys of [`Config`]; environment variables outside them are not ours.
-const SECTIONS: [&str; 12] = [
+const SECTIONS: [&str; 13] = [
     "listen",
     "data_dir",
+    "database_url",
     "log_format",
     "log",
     "http",
@@ -44,6 +45,11 @@ pub struct Config {
     /// Where the embedded stores live. Defaults to `$XDG_DATA_HOME/aeterna` or
     /// `~/.local/share/aeterna`.
     pub data_dir: Option<PathBuf>,
+    /// `postgres://user:password@host:port/database`: memory records live in PostgreSQL,
+    /// shared by every instance configured with it (the scale-out profile); pool and schema
+    /// in `[memory.postgres]`. Unset (default): the embedded SQLite in `data_dir`. The agents'
+    /// own tables stay in `data_dir` either way.
+    pub database_url: Option<String>,
     /// `text` (default) or `json` log lines, always on stderr.
     pub log_format: LogFormat,
     /// A `tracing` filter such as `info` or `aeterna_server=debug,info`; `RUST_LOG` wins.
@@ -68,6 +74,7 @@ impl Default for Config {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 7878)),
             data_dir: None,
+            database_url: None,
             log_format: LogFormat::Text,
             log: "info".into(),
             http: HttpConfig::default(),

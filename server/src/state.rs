@@ -7,6 +7,8 @@ use aeterna_context::ContextArchitect;
 use aeterna_hindsight::HindsightService;
 use aeterna_llm::LlmRoles;
 use aeterna_memory::MemoryService;
+use aeterna_memory::storage::postgres::{PgDatabase, redact_url};
+use aeterna_memory::storage::sqlite::SqliteDatabase;
 use aeterna_notes::{DistillerChain, NotesService};
 use anyhow::Context;
 
@@ -32,7 +34,8 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Opens the embedded stores in the configured data directory.
+    /// Opens the stores: the embedded ones in the data directory, or the memory records in
+    /// PostgreSQL when `database_url` is set.
     pub async fn open(mut config: Config) -> anyhow::Result<Self> {
         let data_dir = config.data_dir()?;
         config
@@ -43,10 +46,33 @@ impl AppState {
         std::fs::create_dir_all(&data_dir)
             .with_context(|| format!("cannot create the data directory {}", data_dir.display()))?;
         let embedder = crate::embedder::build(&config.embedder)?;
-        let memory = MemoryService::open_embedded(&data_dir, config.memory.clone(), embedder)
-            .await
-            .with_context(|| format!("cannot open the memory stores in {}", data_dir.display()))?;
-        Self::new(config, Arc::new(memory))
+        let memory = match &config.database_url {
+            None => MemoryService::open_embedded(&data_dir, config.memory.clone(), embedder)
+                .await
+                .with_context(|| {
+                    format!("cannot open the memory stores in {}", data_dir.display())
+                })?,
+            Some(url) => {
+                let shown = redact_url(url);
+                let db = PgDatabase::connect(url, &config.memory.postgres)
+                    .await
+                    .with_context(|| {
+                        format!("cannot use the PostgreSQL database at {shown} (database_url)")
+                    })?;
+                let agents_db = SqliteDatabase::open(&data_dir, &config.memory.sqlite)
+                    .await
+                    .with_context(|| {
+                        format!("cannot open the agents' database in {}", data_dir.display())
+                    })?;
+                tracing::info!(database = %shown, "memory records on PostgreSQL");
+                MemoryService::open_postgres(db, Some(agents_db), config.memory.clone(), embedder)
+                    .await
+                    .with_context(|| format!("cannot open the memory stores at {shown}"))?
+            }
+        };
+        let memory = Arc::new(memory);
+        memory.follow_in_background();
+        Self::new(config, memory)
     }
 
     /// Wraps an already opened memory service and starts the agents over it (inside a Tokio

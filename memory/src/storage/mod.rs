@@ -5,10 +5,14 @@
 //! method takes the tenant and filters by it in the query itself; a record of another tenant
 //! is indistinguishable from one that does not exist.
 //!
-//! The embedded profile is [`sqlite::SqliteRecordStore`]; scale-out backends implement the
-//! same trait.
+//! The embedded profile is [`sqlite::SqliteRecordStore`]; the scale-out profile is
+//! [`postgres::PgRecordStore`]. Both share the row decoding ([`rows`]) and filter SQL
+//! ([`filter`]).
 
+mod filter;
 pub mod lexical_index;
+pub mod postgres;
+mod rows;
 pub mod sqlite;
 
 use uuid::Uuid;
@@ -104,6 +108,17 @@ pub struct StaleRecord {
     pub content: String,
 }
 
+/// A record written through the change log (any instance), as it is now: `current` is `None`
+/// when it has been deleted since.
+#[derive(Debug, Clone)]
+pub struct ChangedRecord {
+    pub position: i64,
+    pub tenant_id: String,
+    pub id: Uuid,
+    pub scope: Scope,
+    pub current: Option<VectorEntry>,
+}
+
 /// Counts for `/metrics`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RecordCounts {
@@ -179,4 +194,28 @@ pub trait RecordStore: Send + Sync {
 
     /// Ok when the store answers.
     async fn ping(&self) -> Result<()>;
+
+    /// What the store is, for `/readyz`: `sqlite` or `postgres`.
+    fn backend(&self) -> &'static str;
+
+    /// Whether other processes write to this store too (then the service follows the change
+    /// log). The embedded store has one writer, this process, and no change log.
+    fn shared(&self) -> bool {
+        false
+    }
+
+    /// The position of the newest change in the change log (0 when empty).
+    async fn change_position(&self) -> Result<i64> {
+        Ok(0)
+    }
+
+    /// Changes after `position`, in position order, with each record as it is now.
+    async fn changes_after(&self, _position: i64, _limit: usize) -> Result<Vec<ChangedRecord>> {
+        Ok(Vec::new())
+    }
+
+    /// Forgets changes made before `older_than` (ms since the epoch); returns how many.
+    async fn prune_changes(&self, _older_than: i64) -> Result<u64> {
+        Ok(0)
+    }
 }

@@ -43,7 +43,7 @@ async fn open_with(
         reembed_batch: 10,
         ..Default::default()
     };
-    MemoryService::open_embedded(path, config, embedder).await
+    crate::open_with_embedder(path, config, embedder).await
 }
 
 async fn fill(path: &std::path::Path, count: usize) {

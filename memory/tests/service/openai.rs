@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use aeterna_memory::embed::{Embedder, HashingEmbedder, OpenAiConfig, OpenAiEmbedder};
-use aeterna_memory::{Layer, MemoryConfig, MemoryError, MemoryService, SearchRequest};
+use aeterna_memory::{Layer, MemoryConfig, MemoryError, SearchRequest};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -97,7 +97,7 @@ async fn the_memory_service_runs_on_a_remote_embeddings_server() {
     let embedder = Arc::new(OpenAiEmbedder::new(config(&url)).unwrap());
     assert_eq!(embedder.id(), "openai:stand-in:64");
     let dir = tempfile::tempdir().unwrap();
-    let service = MemoryService::open_embedded(dir.path(), MemoryConfig::default(), embedder)
+    let service = crate::open_with_embedder(dir.path(), MemoryConfig::default(), embedder)
         .await
         .unwrap();
     let texts = [
@@ -248,7 +248,7 @@ async fn failures_say_what_to_check() {
         })
         .unwrap(),
     );
-    let service = MemoryService::open_embedded(dir.path(), MemoryConfig::default(), broken)
+    let service = crate::open_with_embedder(dir.path(), MemoryConfig::default(), broken)
         .await
         .unwrap();
     let error = service

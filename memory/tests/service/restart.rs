@@ -68,6 +68,10 @@ async fn records_and_vectors_survive_a_graceful_restart() {
 
 #[tokio::test]
 async fn a_second_process_cannot_open_the_same_data_dir() {
+    if crate::backend() != crate::Backend::Sqlite {
+        eprintln!("SKIPPED: the data-dir lock is the embedded profile's; PostgreSQL is shared");
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let _first = open(dir.path(), MemoryConfig::default()).await;
     let error = aeterna_memory::MemoryService::open_embedded(

@@ -284,6 +284,7 @@ async fn common_words_are_left_to_the_vector_search_and_rare_ones_still_match() 
     let dir = tempfile::tempdir().unwrap();
     let mut config = aeterna_memory::MemoryConfig::default();
     config.sqlite.lexical_max_postings = 5;
+    config.postgres.lexical_max_rows = 5;
     let service = open(dir.path(), config).await;
     let who = alice();
     let mut items: Vec<NewMemory> = (0..30)

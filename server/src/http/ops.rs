@@ -1,5 +1,6 @@
 //! Operations endpoints: liveness, readiness and Prometheus metrics. They need no token.
 
+use aeterna_memory::StoreHealth;
 use axum::Json;
 use axum::extract::State;
 use axum::http::{StatusCode, header};
@@ -21,16 +22,30 @@ pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     if state.llm.is_enabled() {
         ready["llm"] = json!({ "providers": state.llm.health() });
     }
-    match state.memory.ready().await {
-        Ok(()) => (StatusCode::OK, Json(ready)),
-        Err(error) => {
-            tracing::warn!(%error, "not ready");
-            (
-                StatusCode::SERVICE_UNAVAILABLE,
-                Json(json!({ "status": "unavailable", "error": error.to_string() })),
-            )
+    let stores = state.memory.health().await;
+    let down: Vec<&StoreHealth> = stores.iter().filter(|store| !store.is_ok()).collect();
+    let status = if down.is_empty() {
+        StatusCode::OK
+    } else {
+        for store in &down {
+            tracing::warn!(store = store.store, backend = store.backend, error = ?store.error, "not ready");
         }
-    }
+        ready["status"] = json!("unavailable");
+        ready["error"] = json!(
+            down.iter()
+                .map(|store| format!(
+                    "{} ({}): {}",
+                    store.store,
+                    store.backend,
+                    store.error.as_deref().unwrap_or("down")
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        );
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    ready["stores"] = json!(stores);
+    (status, Json(ready))
 }
 
 /// Prometheus text exposition, with store sizes read at scrape time.

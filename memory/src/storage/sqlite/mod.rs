@@ -5,9 +5,8 @@
 //! of `migrations/sqlite` applied, and is shared: the memory service and the agents' own
 //! tables use the same pool.
 
-mod filter;
+mod json;
 mod records;
-mod rows;
 
 pub use records::SqliteRecordStore;
 

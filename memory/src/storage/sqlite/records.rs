@@ -3,15 +3,16 @@
 use sqlx::{QueryBuilder, Row, Sqlite, SqliteConnection};
 use uuid::Uuid;
 
-use super::filter::push_filter;
-use super::rows::{
-    RECORD_COLUMNS, RECORD_COLUMNS_NO_CONTENT, blob_to_vector, parse_id, parse_layer, parse_tags,
-    record, records_as_json, records_from_json, vector_to_blob,
-};
+use super::json::{records_as_json, records_from_json};
 use super::{SqliteConfig, SqliteDatabase};
 use crate::error::{MemoryError, Result};
 use crate::model::{MemoryFilter, MemoryRecord, Scope};
+use crate::storage::filter::push_filter;
 use crate::storage::lexical_index::{IndexedText, LexicalIndex};
+use crate::storage::rows::{
+    RECORD_COLUMNS, RECORD_COLUMNS_NO_CONTENT, blob_to_vector, parse_id, parse_layer, parse_tags,
+    record, vector_to_blob,
+};
 use crate::storage::{
     Inserted, LexicalHit, ListPage, ListQuery, NewRecord, RecordChange, RecordCounts, RecordStore,
     StaleRecord, StoredVector, UpdateOutcome,
@@ -566,6 +567,10 @@ impl RecordStore for SqliteRecordStore {
             .await
             .map_err(failed("checking the database"))?;
         Ok(())
+    }
+
+    fn backend(&self) -> &'static str {
+        "sqlite"
     }
 }
 

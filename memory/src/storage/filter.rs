@@ -1,12 +1,18 @@
 //! SQL conditions for a [`MemoryFilter`], appended to a query over `memories m`.
 
-use sqlx::{QueryBuilder, Sqlite};
+use sqlx::{Database, Encode, QueryBuilder, Type};
 
 use crate::model::MemoryFilter;
 
 /// Appends ` AND …` conditions restricting `m` to the filter's scopes (any of them), kinds
 /// (any of them) and tags (all of them). Values are bound, never spliced into the SQL.
-pub(super) fn push_filter(builder: &mut QueryBuilder<Sqlite>, filter: &MemoryFilter) {
+/// Shared by every SQL backend: [`QueryBuilder`] writes each database's placeholders.
+pub(crate) fn push_filter<DB>(builder: &mut QueryBuilder<DB>, filter: &MemoryFilter)
+where
+    DB: Database,
+    for<'t> String: Encode<'t, DB> + Type<DB>,
+    for<'t> &'static str: Encode<'t, DB> + Type<DB>,
+{
     if !filter.scopes.is_empty() {
         builder.push(" AND (");
         for (i, scope) in filter.scopes.iter().enumerate() {

@@ -1,0 +1,769 @@
+//! [`PgRecordStore`]: records, tags, lexical search (`tsvector` + GIN) and durable vectors in
+//! PostgreSQL, with the change log that keeps every instance's vector index current.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use sqlx::{PgConnection, Postgres, QueryBuilder, Row};
+use uuid::Uuid;
+
+use super::{PgDatabase, PostgresConfig};
+use crate::error::{MemoryError, Result};
+use crate::model::{MemoryFilter, MemoryRecord, Scope, now_millis};
+use crate::storage::filter::push_filter;
+use crate::storage::rows::{
+    RECORD_COLUMNS, RECORD_COLUMNS_NO_CONTENT, blob_to_vector, parse_id, parse_layer, parse_tags,
+    record, vector_to_blob,
+};
+use crate::storage::{
+    ChangedRecord, Inserted, LexicalHit, ListPage, ListQuery, NewRecord, RecordChange,
+    RecordCounts, RecordStore, StaleRecord, StoredVector, UpdateOutcome,
+};
+use crate::vector::VectorEntry;
+
+fn failed(context: &'static str) -> impl FnOnce(sqlx::Error) -> MemoryError {
+    move |error| MemoryError::storage(context, error)
+}
+
+/// The transaction-scoped advisory lock every write takes before appending to
+/// `memory_changes`: positions are then assigned and committed in one order, so a reader that
+/// has seen position P has seen every change before it.
+const CHANGE_LOG_LOCK: i64 = 0x6165_7465_726e_6101; // "aeterna" 1
+
+/// Records of every tenant in PostgreSQL.
+pub struct PgRecordStore {
+    db: PgDatabase,
+    lexical_max_rows: usize,
+    /// Records per tenant, for IDF, re-counted after [`TENANT_SIZE_TTL`].
+    tenant_sizes: parking_lot::Mutex<HashMap<String, (Instant, i64)>>,
+}
+
+/// How long a tenant's record count is reused for IDF: a few seconds of staleness moves
+/// weights by a hair, and counting is a scan of the tenant's index.
+const TENANT_SIZE_TTL: Duration = Duration::from_secs(5);
+/// Tenants whose counts are kept; beyond it the map starts over.
+const TENANT_SIZES_KEPT: usize = 10_000;
+
+type Tx = sqlx::Transaction<'static, Postgres>;
+
+impl PgRecordStore {
+    pub fn new(db: PgDatabase, config: &PostgresConfig) -> Self {
+        PgRecordStore {
+            db,
+            lexical_max_rows: config.lexical_max_rows.max(1),
+            tenant_sizes: parking_lot::Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn tenant_size(&self, tenant_id: &str) -> Option<i64> {
+        let sizes = self.tenant_sizes.lock();
+        let (counted, size) = sizes.get(tenant_id)?;
+        (counted.elapsed() < TENANT_SIZE_TTL).then_some(*size)
+    }
+
+    fn remember_tenant_size(&self, tenant_id: &str, size: i64) {
+        let mut sizes = self.tenant_sizes.lock();
+        if sizes.len() >= TENANT_SIZES_KEPT && !sizes.contains_key(tenant_id) {
+            sizes.clear();
+        }
+        sizes.insert(tenant_id.to_string(), (Instant::now(), size));
+    }
+
+    pub fn database(&self) -> &PgDatabase {
+        &self.db
+    }
+
+    /// Starts a write: a transaction holding the change-log lock.
+    async fn begin_write(&self) -> Result<Tx> {
+        let mut tx = self
+            .db
+            .pool
+            .begin()
+            .await
+            .map_err(failed("starting a write"))?;
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(CHANGE_LOG_LOCK)
+            .execute(&mut *tx)
+            .await
+            .map_err(failed("starting a write"))?;
+        Ok(tx)
+    }
+
+    async fn log_change(conn: &mut PgConnection, record: &MemoryRecord) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO memory_changes (tenant_id, memory_id, layer, scope_id, at) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(&record.tenant_id)
+        .bind(record.id.to_string())
+        .bind(record.layer.as_str())
+        .bind(&record.scope_id)
+        .bind(now_millis())
+        .execute(conn)
+        .await
+        .map_err(failed("recording a change"))?;
+        Ok(())
+    }
+
+    async fn record_by_seq(conn: &mut PgConnection, seq: i64) -> Result<MemoryRecord> {
+        let sql = format!("SELECT {RECORD_COLUMNS} FROM memories WHERE seq = $1");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(seq)
+            .fetch_one(conn)
+            .await
+            .map_err(failed("reading a memory"))?;
+        Ok(record(&row)?.1)
+    }
+
+    async fn duplicate_in(
+        conn: &mut PgConnection,
+        tenant_id: &str,
+        scope: &Scope,
+        content_hash: &str,
+    ) -> Result<Option<(i64, MemoryRecord)>> {
+        let sql = format!(
+            "SELECT {RECORD_COLUMNS} FROM memories \
+             WHERE tenant_id = $1 AND layer = $2 AND scope_id = $3 AND content_hash = $4"
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(tenant_id)
+            .bind(scope.layer.as_str())
+            .bind(&scope.scope_id)
+            .bind(content_hash)
+            .fetch_optional(conn)
+            .await
+            .map_err(failed("looking up duplicate content"))?;
+        row.map(|row| record(&row)).transpose()
+    }
+
+    async fn write_tags(
+        conn: &mut PgConnection,
+        seq: i64,
+        tenant_id: &str,
+        tags: &[String],
+        replace: bool,
+    ) -> Result<()> {
+        if replace {
+            sqlx::query("DELETE FROM memory_tags WHERE memory_seq = $1")
+                .bind(seq)
+                .execute(&mut *conn)
+                .await
+                .map_err(failed("writing tags"))?;
+        }
+        if tags.is_empty() {
+            return Ok(());
+        }
+        let mut builder =
+            QueryBuilder::<Postgres>::new("INSERT INTO memory_tags (memory_seq, tenant_id, tag) ");
+        builder.push_values(tags, |mut row, tag| {
+            row.push_bind(seq)
+                .push_bind(tenant_id.to_string())
+                .push_bind(tag.clone());
+        });
+        builder.push(" ON CONFLICT DO NOTHING");
+        builder
+            .build()
+            .execute(&mut *conn)
+            .await
+            .map_err(failed("writing tags"))?;
+        Ok(())
+    }
+}
+
+/// The distinct words of the query terms: their letters and digits, lower-cased, as the
+/// generated `search` column holds them. Each becomes a quoted `to_tsquery` operand, so nothing
+/// a caller types is read as query syntax.
+fn query_words(terms: &[String]) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for term in terms {
+        for word in term
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+        {
+            let word = word.to_lowercase();
+            if !words.contains(&word) && words.len() < MAX_QUERY_WORDS {
+                words.push(word);
+            }
+        }
+    }
+    words
+}
+
+/// Words of a query searched at most (as the embedded profile's `max_query_terms`).
+const MAX_QUERY_WORDS: usize = 32;
+
+/// `'a' | 'b' …`.
+fn ts_query(words: &[&str]) -> String {
+    words
+        .iter()
+        .map(|w| format!("'{w}'"))
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// BM25's inverse document frequency.
+fn idf(documents: i64, frequency: i64) -> f64 {
+    let (n, df) = (documents as f64, frequency as f64);
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+#[async_trait::async_trait]
+impl RecordStore for PgRecordStore {
+    async fn insert(&self, records: Vec<NewRecord>) -> Result<Vec<Inserted>> {
+        let mut tx = self.begin_write().await?;
+        let mut outcomes = Vec::with_capacity(records.len());
+        for NewRecord { record, vector } in records {
+            let content = record.content.as_deref().unwrap_or_default();
+            let seq: Option<i64> = sqlx::query_scalar(
+                "INSERT INTO memories (id, tenant_id, layer, scope_id, kind, content, tags, metadata, \
+                 content_hash, embedder_id, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+                 ON CONFLICT (tenant_id, layer, scope_id, content_hash) DO NOTHING RETURNING seq",
+            )
+            .bind(record.id.to_string())
+            .bind(&record.tenant_id)
+            .bind(record.layer.as_str())
+            .bind(&record.scope_id)
+            .bind(&record.kind)
+            .bind(content)
+            .bind(serde_json::to_string(&record.tags).expect("tags serialise"))
+            .bind(record.metadata.to_string())
+            .bind(&record.content_hash)
+            .bind(&record.embedder_id)
+            .bind(record.created_at)
+            .bind(record.updated_at)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(failed("inserting a memory"))?;
+            match seq {
+                Some(seq) => {
+                    Self::write_tags(&mut tx, seq, &record.tenant_id, &record.tags, false).await?;
+                    sqlx::query(
+                        "INSERT INTO memory_vectors (memory_seq, tenant_id, vector) VALUES ($1, $2, $3)",
+                    )
+                    .bind(seq)
+                    .bind(&record.tenant_id)
+                    .bind(vector_to_blob(&vector))
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(failed("inserting a vector"))?;
+                    Self::log_change(&mut tx, &record).await?;
+                    outcomes.push(Inserted::New(record));
+                }
+                None => {
+                    let (_, existing) = Self::duplicate_in(
+                        &mut tx,
+                        &record.tenant_id,
+                        &record.scope(),
+                        &record.content_hash,
+                    )
+                    .await?
+                    .ok_or_else(|| {
+                        MemoryError::storage(
+                            "inserting a memory",
+                            anyhow::anyhow!(
+                                "the insert conflicted, yet no duplicate content was found"
+                            ),
+                        )
+                    })?;
+                    outcomes.push(Inserted::Existing(existing));
+                }
+            }
+        }
+        tx.commit().await.map_err(failed("committing memories"))?;
+        Ok(outcomes)
+    }
+
+    async fn find_duplicate(
+        &self,
+        tenant_id: &str,
+        scope: &Scope,
+        content_hash: &str,
+    ) -> Result<Option<MemoryRecord>> {
+        let mut conn = self.db.pool.acquire().await.map_err(failed("connecting"))?;
+        Ok(
+            Self::duplicate_in(&mut conn, tenant_id, scope, content_hash)
+                .await?
+                .map(|(_, record)| record),
+        )
+    }
+
+    async fn get(&self, tenant_id: &str, id: Uuid) -> Result<Option<MemoryRecord>> {
+        let sql = format!("SELECT {RECORD_COLUMNS} FROM memories WHERE id = $1 AND tenant_id = $2");
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id.to_string())
+            .bind(tenant_id)
+            .fetch_optional(&self.db.pool)
+            .await
+            .map_err(failed("reading a memory"))?;
+        Ok(row
+            .map(|row| record(&row))
+            .transpose()?
+            .map(|(_, record)| record))
+    }
+
+    async fn get_many(&self, tenant_id: &str, ids: &[Uuid]) -> Result<Vec<MemoryRecord>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<String> = ids.iter().map(Uuid::to_string).collect();
+        let sql =
+            format!("SELECT {RECORD_COLUMNS} FROM memories WHERE id = ANY($1) AND tenant_id = $2");
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(&ids)
+            .bind(tenant_id)
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(failed("reading memories"))?;
+        rows.iter()
+            .map(|row| record(row).map(|(_, record)| record))
+            .collect()
+    }
+
+    async fn update(
+        &self,
+        tenant_id: &str,
+        id: Uuid,
+        change: RecordChange,
+    ) -> Result<UpdateOutcome> {
+        let mut tx = self.begin_write().await?;
+        let found = sqlx::query(
+            "SELECT seq, layer, scope_id FROM memories WHERE id = $1 AND tenant_id = $2 FOR UPDATE",
+        )
+        .bind(id.to_string())
+        .bind(tenant_id)
+        .fetch_optional(&mut *tx)
+        .await
+        .map_err(failed("reading a memory"))?;
+        let Some(found) = found else {
+            return Ok(UpdateOutcome::NotFound);
+        };
+        let seq: i64 = found.get(0);
+        let scope = Scope::new(parse_layer(found.get(1))?, found.get::<String, _>(2));
+
+        let mut builder = QueryBuilder::<Postgres>::new("UPDATE memories SET updated_at = ");
+        builder.push_bind(change.updated_at);
+        if let Some(content) = &change.content {
+            if let Some((other, existing)) =
+                Self::duplicate_in(&mut tx, tenant_id, &scope, &content.content_hash).await?
+                && other != seq
+            {
+                return Ok(UpdateOutcome::Duplicate {
+                    existing: existing.id,
+                });
+            }
+            builder
+                .push(", content = ")
+                .push_bind(content.content.clone());
+            builder
+                .push(", content_hash = ")
+                .push_bind(content.content_hash.clone());
+        }
+        if let Some(tags) = &change.tags {
+            builder
+                .push(", tags = ")
+                .push_bind(serde_json::to_string(tags).expect("tags serialise"));
+        }
+        if let Some(metadata) = &change.metadata {
+            builder
+                .push(", metadata = ")
+                .push_bind(metadata.to_string());
+        }
+        builder.push(" WHERE seq = ").push_bind(seq);
+        builder
+            .build()
+            .execute(&mut *tx)
+            .await
+            .map_err(failed("updating a memory"))?;
+        if let Some(tags) = &change.tags {
+            Self::write_tags(&mut tx, seq, tenant_id, tags, true).await?;
+        }
+        if let Some(content) = &change.content {
+            sqlx::query("UPDATE memory_vectors SET vector = $1 WHERE memory_seq = $2")
+                .bind(vector_to_blob(&content.vector))
+                .bind(seq)
+                .execute(&mut *tx)
+                .await
+                .map_err(failed("updating a vector"))?;
+        }
+        let updated = Self::record_by_seq(&mut tx, seq).await?;
+        Self::log_change(&mut tx, &updated).await?;
+        tx.commit().await.map_err(failed("committing an update"))?;
+        Ok(UpdateOutcome::Updated(Box::new(updated)))
+    }
+
+    async fn delete(&self, tenant_id: &str, id: Uuid) -> Result<Option<MemoryRecord>> {
+        let sql = format!(
+            "DELETE FROM memories WHERE id = $1 AND tenant_id = $2 RETURNING {RECORD_COLUMNS}"
+        );
+        let mut tx = self.begin_write().await?;
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id.to_string())
+            .bind(tenant_id)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(failed("deleting a memory"))?;
+        let deleted = row
+            .map(|row| record(&row))
+            .transpose()?
+            .map(|(_, record)| record);
+        if let Some(record) = &deleted {
+            Self::log_change(&mut tx, record).await?;
+        }
+        tx.commit().await.map_err(failed("committing a delete"))?;
+        Ok(deleted)
+    }
+
+    async fn list(&self, tenant_id: &str, query: &ListQuery) -> Result<ListPage> {
+        let columns = if query.metadata_only {
+            RECORD_COLUMNS_NO_CONTENT
+        } else {
+            RECORD_COLUMNS
+        };
+        let mut builder = QueryBuilder::<Postgres>::new(format!(
+            "SELECT {columns} FROM memories m WHERE m.tenant_id = "
+        ));
+        builder.push_bind(tenant_id.to_string());
+        if let Some(before) = query.before {
+            builder.push(" AND m.seq < ").push_bind(before);
+        }
+        push_filter(&mut builder, &query.filter);
+        builder
+            .push(" ORDER BY m.seq DESC LIMIT ")
+            .push_bind(query.limit as i64 + 1);
+        let rows = builder
+            .build()
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(failed("listing memories"))?;
+        let mut items = Vec::with_capacity(rows.len());
+        let mut last = None;
+        for row in rows.iter().take(query.limit) {
+            let (seq, record) = record(row)?;
+            last = Some(seq);
+            items.push(record);
+        }
+        let next = if rows.len() > query.limit { last } else { None };
+        Ok(ListPage { items, next })
+    }
+
+    /// BM25-like, as the embedded profile: the query's words are counted (each count stops
+    /// at the budget), used rarest first while their document frequencies add up to at most
+    /// `lexical_max_rows` (common words are left to the vector search), and a record's
+    /// relevance is the IDF-weighted share of those words it contains (0..1), cover density
+    /// (`ts_rank_cd`) breaking ties.
+    async fn lexical_search(
+        &self,
+        tenant_id: &str,
+        terms: &[String],
+        filter: &MemoryFilter,
+        limit: usize,
+    ) -> Result<Vec<LexicalHit>> {
+        let words = query_words(terms);
+        if words.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let budget = self.lexical_max_rows as i64;
+        let known_size = self.tenant_size(tenant_id);
+        let mut counts = QueryBuilder::<Postgres>::new("SELECT ");
+        match known_size {
+            Some(_) => {
+                counts.push("NULL::BIGINT");
+            }
+            None => {
+                counts.push("(SELECT count(*) FROM memories WHERE tenant_id = ");
+                counts.push_bind(tenant_id.to_string()).push(")");
+            }
+        }
+        for word in &words {
+            counts.push(", (SELECT count(*) FROM (SELECT 1 FROM memories WHERE tenant_id = ");
+            counts.push_bind(tenant_id.to_string());
+            counts.push(" AND search @@ to_tsquery('simple', ");
+            counts.push_bind(format!("'{word}'"));
+            counts.push(") LIMIT ").push_bind(budget + 1).push(") s)");
+        }
+        let row = counts
+            .build()
+            .fetch_one(&self.db.pool)
+            .await
+            .map_err(failed("counting words"))?;
+        let documents = match known_size {
+            Some(size) => size,
+            None => {
+                let size: i64 = row.get(0);
+                self.remember_tenant_size(tenant_id, size);
+                size
+            }
+        };
+        let mut by_rarity: Vec<(&str, i64)> = words
+            .iter()
+            .enumerate()
+            .map(|(i, word)| (word.as_str(), row.get::<i64, _>(i + 1)))
+            .filter(|(_, frequency)| *frequency > 0)
+            .collect();
+        by_rarity.sort_by_key(|(_, frequency)| *frequency);
+        let mut used = Vec::new();
+        let mut postings = 0;
+        for (word, frequency) in by_rarity {
+            if postings + frequency > budget {
+                break;
+            }
+            postings += frequency;
+            used.push((word, idf(documents.max(frequency), frequency)));
+        }
+        if used.is_empty() {
+            return Ok(Vec::new());
+        }
+        let total: f64 = used.iter().map(|(_, weight)| weight).sum();
+        let query = ts_query(&used.iter().map(|(word, _)| *word).collect::<Vec<_>>());
+
+        let mut builder = QueryBuilder::<Postgres>::new("SELECT m.id, (0");
+        for (word, weight) in &used {
+            builder.push(" + CASE WHEN m.search @@ to_tsquery('simple', ");
+            builder.push_bind(format!("'{word}'"));
+            builder
+                .push(") THEN ")
+                .push_bind(weight / total.max(f64::MIN_POSITIVE))
+                .push(" ELSE 0 END");
+        }
+        builder.push(")::REAL AS relevance FROM memories m WHERE m.tenant_id = ");
+        builder.push_bind(tenant_id.to_string());
+        builder.push(" AND m.search @@ to_tsquery('simple', ");
+        builder.push_bind(query.clone());
+        builder.push(")");
+        push_filter(&mut builder, filter);
+        builder.push(" ORDER BY relevance DESC, ts_rank_cd(m.search, to_tsquery('simple', ");
+        builder.push_bind(query);
+        builder.push(")) DESC, m.seq DESC LIMIT ");
+        builder.push_bind(limit as i64);
+        let rows = builder
+            .build()
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(failed("searching words"))?;
+        rows.iter()
+            .map(|row| {
+                Ok(LexicalHit {
+                    id: parse_id(row.get::<&str, _>(0))?,
+                    relevance: row.get::<f32, _>(1).min(1.0),
+                })
+            })
+            .collect()
+    }
+
+    async fn vectors_after(&self, position: i64, limit: usize) -> Result<Vec<StoredVector>> {
+        let rows = sqlx::query(
+            "SELECT m.seq, m.tenant_id, m.id, m.layer, m.scope_id, m.kind, m.tags, v.vector \
+             FROM memories m JOIN memory_vectors v ON v.memory_seq = m.seq \
+             WHERE m.seq > $1 ORDER BY m.seq LIMIT $2",
+        )
+        .bind(position)
+        .bind(limit as i64)
+        .fetch_all(&self.db.pool)
+        .await
+        .map_err(failed("loading vectors"))?;
+        rows.iter()
+            .map(|row| {
+                let layer = parse_layer(row.get::<&str, _>(3))?;
+                Ok(StoredVector {
+                    position: row.get(0),
+                    tenant_id: row.get(1),
+                    entry: VectorEntry {
+                        id: parse_id(row.get::<&str, _>(2))?,
+                        scope: Scope::new(layer, row.get::<String, _>(4)),
+                        kind: row.get(5),
+                        tags: parse_tags(row.get::<&str, _>(6))?,
+                        vector: blob_to_vector(row.get::<&[u8], _>(7))?,
+                    },
+                })
+            })
+            .collect()
+    }
+
+    async fn stale_records(
+        &self,
+        embedder_id: &str,
+        position: i64,
+        limit: usize,
+    ) -> Result<Vec<StaleRecord>> {
+        let rows = sqlx::query(
+            "SELECT seq, tenant_id, id, content FROM memories \
+             WHERE seq > $1 AND embedder_id <> $2 ORDER BY seq LIMIT $3",
+        )
+        .bind(position)
+        .bind(embedder_id)
+        .bind(limit as i64)
+        .fetch_all(&self.db.pool)
+        .await
+        .map_err(failed("finding memories to re-embed"))?;
+        rows.iter()
+            .map(|row| {
+                Ok(StaleRecord {
+                    position: row.get(0),
+                    tenant_id: row.get(1),
+                    id: parse_id(row.get(2))?,
+                    content: row.get(3),
+                })
+            })
+            .collect()
+    }
+
+    async fn replace_vectors(
+        &self,
+        embedder_id: &str,
+        vectors: Vec<(String, Uuid, Vec<f32>)>,
+    ) -> Result<()> {
+        let mut tx = self.begin_write().await?;
+        for (tenant_id, id, vector) in vectors {
+            let seq: Option<i64> = sqlx::query_scalar(
+                "UPDATE memories SET embedder_id = $1 WHERE id = $2 AND tenant_id = $3 RETURNING seq",
+            )
+            .bind(embedder_id)
+            .bind(id.to_string())
+            .bind(&tenant_id)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(failed("re-embedding"))?;
+            if let Some(seq) = seq {
+                sqlx::query("UPDATE memory_vectors SET vector = $1 WHERE memory_seq = $2")
+                    .bind(vector_to_blob(&vector))
+                    .bind(seq)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(failed("re-embedding"))?;
+                let record = Self::record_by_seq(&mut tx, seq).await?;
+                Self::log_change(&mut tx, &record).await?;
+            }
+        }
+        tx.commit()
+            .await
+            .map_err(failed("committing re-embedded vectors"))
+    }
+
+    async fn meta(&self, key: &str) -> Result<Option<String>> {
+        sqlx::query_scalar("SELECT value FROM memory_meta WHERE key = $1")
+            .bind(key)
+            .fetch_optional(&self.db.pool)
+            .await
+            .map_err(failed("reading settings"))
+    }
+
+    async fn set_meta(&self, key: &str, value: &str) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO memory_meta (key, value) VALUES ($1, $2) \
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        )
+        .bind(key)
+        .bind(value)
+        .execute(&self.db.pool)
+        .await
+        .map_err(failed("writing settings"))?;
+        Ok(())
+    }
+
+    async fn counts(&self) -> Result<RecordCounts> {
+        let row = sqlx::query(
+            "SELECT (SELECT count(*) FROM memories), (SELECT count(*) FROM memory_vectors)",
+        )
+        .fetch_one(&self.db.pool)
+        .await
+        .map_err(failed("counting memories"))?;
+        Ok(RecordCounts {
+            records: row.get::<i64, _>(0) as u64,
+            vectors: row.get::<i64, _>(1) as u64,
+        })
+    }
+
+    async fn ping(&self) -> Result<()> {
+        sqlx::query("SELECT 1")
+            .execute(&self.db.pool)
+            .await
+            .map_err(failed("checking the database"))?;
+        Ok(())
+    }
+
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
+
+    fn shared(&self) -> bool {
+        true
+    }
+
+    async fn change_position(&self) -> Result<i64> {
+        sqlx::query_scalar("SELECT COALESCE(max(position), 0) FROM memory_changes")
+            .fetch_one(&self.db.pool)
+            .await
+            .map_err(failed("reading the change log"))
+    }
+
+    async fn changes_after(&self, position: i64, limit: usize) -> Result<Vec<ChangedRecord>> {
+        let rows = sqlx::query(
+            "SELECT c.position, c.tenant_id, c.memory_id, c.layer, c.scope_id, m.kind, m.tags, \
+             v.vector FROM memory_changes c \
+             LEFT JOIN memories m ON m.id = c.memory_id AND m.tenant_id = c.tenant_id \
+             LEFT JOIN memory_vectors v ON v.memory_seq = m.seq \
+             WHERE c.position > $1 ORDER BY c.position LIMIT $2",
+        )
+        .bind(position)
+        .bind(limit as i64)
+        .fetch_all(&self.db.pool)
+        .await
+        .map_err(failed("reading the change log"))?;
+        rows.iter()
+            .map(|row| {
+                let id = parse_id(row.get::<&str, _>(2))?;
+                let scope =
+                    Scope::new(parse_layer(row.get::<&str, _>(3))?, row.get::<String, _>(4));
+                let kind: Option<String> = row.get(5);
+                let tags: Option<&str> = row.get(6);
+                let vector: Option<&[u8]> = row.get(7);
+                let current = match (kind, tags, vector) {
+                    (Some(kind), Some(tags), Some(vector)) => Some(VectorEntry {
+                        id,
+                        scope: scope.clone(),
+                        kind,
+                        tags: parse_tags(tags)?,
+                        vector: blob_to_vector(vector)?,
+                    }),
+                    _ => None,
+                };
+                Ok(ChangedRecord {
+                    position: row.get(0),
+                    tenant_id: row.get(1),
+                    id,
+                    scope,
+                    current,
+                })
+            })
+            .collect()
+    }
+
+    async fn prune_changes(&self, older_than: i64) -> Result<u64> {
+        let done = sqlx::query("DELETE FROM memory_changes WHERE at < $1")
+            .bind(older_than)
+            .execute(&self.db.pool)
+            .await
+            .map_err(failed("pruning the change log"))?;
+        Ok(done.rows_affected())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{idf, query_words, ts_query};
+
+    #[test]
+    fn query_words_cannot_inject_tsquery_syntax() {
+        let terms = vec!["Foo".into(), "a|b".into(), "x'):*".into(), "foo".into()];
+        assert_eq!(query_words(&terms), ["foo", "a", "b", "x"]);
+        assert_eq!(ts_query(&["foo", "a"]), "'foo' | 'a'");
+        assert!(query_words(&["!&|".into()]).is_empty());
+    }
+
+    #[test]
+    fn rare_words_weigh_more() {
+        assert!(idf(1000, 1) > idf(1000, 100));
+        assert!(idf(1000, 1000) > 0.0);
+    }
+}

@@ -1,0 +1,106 @@
+//! Row decoding and the on-disk encoding of vectors, shared by the SQL backends (their
+//! `memories` tables have the same columns, ids, tags and metadata as text).
+
+use sqlx::{ColumnIndex, Database, Decode, Row, Type};
+use uuid::Uuid;
+
+use crate::error::{MemoryError, Result};
+use crate::model::{Layer, MemoryRecord};
+
+/// The columns [`record`] decodes, in order, from `memories` (aliased `m` or not).
+pub(crate) const RECORD_COLUMNS: &str = "seq, id, tenant_id, layer, scope_id, kind, content, tags, \
+     metadata, content_hash, embedder_id, created_at, updated_at";
+
+/// [`RECORD_COLUMNS`] without the content, for metadata-only listings.
+pub(crate) const RECORD_COLUMNS_NO_CONTENT: &str = "seq, id, tenant_id, layer, scope_id, kind, \
+     CAST(NULL AS TEXT) AS content, tags, metadata, content_hash, embedder_id, created_at, updated_at";
+
+pub(crate) fn corrupt(what: &str, error: impl std::fmt::Display) -> MemoryError {
+    MemoryError::storage("reading a memory row", anyhow::anyhow!("{what}: {error}"))
+}
+
+fn column<'r, R, T>(row: &'r R, index: usize) -> Result<T>
+where
+    R: Row,
+    usize: ColumnIndex<R>,
+    T: Decode<'r, R::Database> + Type<R::Database>,
+{
+    row.try_get(index).map_err(|error| corrupt("column", error))
+}
+
+pub(crate) fn parse_id(text: &str) -> Result<Uuid> {
+    Uuid::parse_str(text).map_err(|error| corrupt("id", error))
+}
+
+pub(crate) fn parse_layer(text: &str) -> Result<Layer> {
+    text.parse().map_err(|error| corrupt("layer", error))
+}
+
+pub(crate) fn parse_tags(text: &str) -> Result<Vec<String>> {
+    if text == "[]" {
+        return Ok(Vec::new());
+    }
+    serde_json::from_str(text).map_err(|error| corrupt("tags", error))
+}
+
+/// Decodes a row selected with [`RECORD_COLUMNS`]: (position, record).
+pub(crate) fn record<'r, R, DB>(row: &'r R) -> Result<(i64, MemoryRecord)>
+where
+    R: Row<Database = DB>,
+    DB: Database,
+    usize: ColumnIndex<R>,
+    i64: Decode<'r, DB> + Type<DB>,
+    String: Decode<'r, DB> + Type<DB>,
+    Option<String>: Decode<'r, DB> + Type<DB>,
+{
+    let seq: i64 = column(row, 0)?;
+    let id: String = column(row, 1)?;
+    let layer: String = column(row, 3)?;
+    let tags: String = column(row, 7)?;
+    let metadata: String = column(row, 8)?;
+    let record = MemoryRecord {
+        id: parse_id(&id)?,
+        tenant_id: column(row, 2)?,
+        layer: parse_layer(&layer)?,
+        scope_id: column(row, 4)?,
+        kind: column(row, 5)?,
+        content: column(row, 6)?,
+        tags: parse_tags(&tags)?,
+        metadata: serde_json::from_str(&metadata).map_err(|error| corrupt("metadata", error))?,
+        content_hash: column(row, 9)?,
+        embedder_id: column(row, 10)?,
+        created_at: column(row, 11)?,
+        updated_at: column(row, 12)?,
+    };
+    Ok((seq, record))
+}
+
+/// Little-endian f32 components.
+pub(crate) fn vector_to_blob(vector: &[f32]) -> Vec<u8> {
+    vector.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub(crate) fn blob_to_vector(blob: &[u8]) -> Result<Vec<f32>> {
+    if !blob.len().is_multiple_of(4) {
+        return Err(corrupt(
+            "vector",
+            format!("{} bytes is not a whole number of f32s", blob.len()),
+        ));
+    }
+    Ok(blob
+        .chunks_exact(4)
+        .map(|bytes| f32::from_le_bytes(bytes.try_into().expect("4 bytes")))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vectors_round_trip_through_blobs() {
+        let vector = vec![0.25f32, -1.5, f32::MIN_POSITIVE, 0.0];
+        assert_eq!(blob_to_vector(&vector_to_blob(&vector)).unwrap(), vector);
+        assert!(blob_to_vector(&[0, 1, 2]).is_err());
+    }
+}
