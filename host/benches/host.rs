@@ -10,8 +10,10 @@
 //!
 //! Besides criterion's estimates, each bench prints p50/p95/p99 over individually timed runs.
 
+mod common;
+
+use common::percentiles;
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use aeterna_host::{CallContext, ExtensionHost, HostConfig};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -48,28 +50,6 @@ fn host_for(rt: &Runtime, dir: &Path, cache: &Path) -> ExtensionHost {
     let report = rt.block_on(host.load_dir(dir)).expect("load");
     assert!(report.rejected.is_empty(), "{:?}", report.rejected);
     host
-}
-
-/// Times `samples` single runs of `f` and prints their percentiles.
-fn percentiles(name: &str, samples: usize, mut f: impl FnMut()) {
-    for _ in 0..samples / 10 {
-        f(); // warm-up
-    }
-    let mut times: Vec<Duration> = (0..samples)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .collect();
-    times.sort();
-    let at = |q: f64| times[((times.len() as f64 * q) as usize).min(times.len() - 1)];
-    println!(
-        "{name}: p50 {:.1} µs, p95 {:.1} µs, p99 {:.1} µs ({samples} runs)",
-        at(0.50).as_secs_f64() * 1e6,
-        at(0.95).as_secs_f64() * 1e6,
-        at(0.99).as_secs_f64() * 1e6,
-    );
 }
 
 fn callbacks(c: &mut Criterion) {

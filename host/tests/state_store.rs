@@ -16,12 +16,21 @@ use aeterna_host::{
 };
 use common::{ExtDir, ctx, load_all, test_config};
 
-aeterna_testkit::state_store_suite!(|quota_bytes| async move {
+fn memory_store(quota_bytes: u64) -> MemoryStateStore {
     MemoryStateStore::new(StateConfig {
         quota_bytes,
         max_total_bytes: 64 * 1024 * 1024,
     })
-});
+}
+
+aeterna_testkit::state_store_suite!(
+    |quota_bytes| async move { memory_store(quota_bytes) },
+    // Two hosts in one process share one memory store.
+    |quota_bytes| async move {
+        let shared: Arc<dyn StateStore> = Arc::new(memory_store(quota_bytes));
+        (shared.clone(), shared)
+    }
+);
 
 const HEALTHY: u8 = 0;
 const FAILING: u8 = 1;

@@ -261,6 +261,11 @@ fn url_passwords() {
         "redis://default:[REDACTED:url-password]@cache:6379/0 and amqp://guest:[REDACTED:url-password]@rabbit",
         &[(SecretKind::UrlPassword, 2)],
     );
+    check(
+        "redis_url = redis://:s3cret-pass@cache:6379",
+        "redis_url = redis://:[REDACTED:url-password]@cache:6379",
+        &[(SecretKind::UrlPassword, 1)],
+    );
     // Placeholders are not passwords.
     let templated = "postgres://app:${DB_PASSWORD}@db/app";
     check(templated, templated, &[]);

@@ -20,8 +20,9 @@ use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
 /// The top-level keys of [`Config`]; environment variables outside them are not ours.
-const SECTIONS: [&str; 13] = [
+const SECTIONS: [&str; 14] = [
     "listen",
+    "redis_url",
     "data_dir",
     "database_url",
     "log_format",
@@ -67,6 +68,10 @@ pub struct Config {
     /// LLM providers and the chain of each role (summaries, notes, loop analyses); none by
     /// default: every agent then uses its deterministic path.
     pub llm: LlmConfig,
+    /// Redis for the hot cache shared by several instances (`context_assemble` results), such
+    /// as `redis://:password@cache:6379/0`. Unset: the cache is in process. Unreachable at
+    /// start: an error; lost later: assemblies run uncached until it answers again.
+    pub redis_url: Option<RedisUrl>,
 }
 
 impl Default for Config {
@@ -85,7 +90,59 @@ impl Default for Config {
             hindsight: HindsightConfig::default(),
             notes: NotesConfig::default(),
             llm: LlmConfig::default(),
+            redis_url: None,
         }
+    }
+}
+
+/// A Redis URL: `redis://[[user]:password@]host[:port][/db]`, `rediss://…` (TLS) or
+/// `redis+unix:///path`. Checked when the configuration loads; its password never appears in
+/// `Debug` output, logs or errors.
+#[derive(Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct RedisUrl(String);
+
+impl RedisUrl {
+    pub fn parse(url: &str) -> Result<Self, String> {
+        let shown = aeterna_context::shared_cache::redacted_url(url);
+        let Some((scheme, rest)) = url.split_once("://") else {
+            return Err(format!(
+                "`{shown}` is not a URL; use redis://[:password@]host:port[/db]"
+            ));
+        };
+        if !matches!(scheme, "redis" | "rediss" | "redis+unix" | "unix") {
+            return Err(format!(
+                "`{shown}` has scheme `{scheme}`; use redis://, rediss:// or redis+unix://"
+            ));
+        }
+        let host = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+        if host.is_empty() || host.starts_with('/') && !scheme.contains("unix") {
+            return Err(format!("`{shown}` names no host; use redis://host:port"));
+        }
+        Ok(RedisUrl(url.to_owned()))
+    }
+
+    /// The URL with its password, for connecting only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// The URL with its password redacted, for logs and messages.
+    pub fn redacted(&self) -> String {
+        aeterna_context::shared_cache::redacted_url(&self.0)
+    }
+}
+
+impl std::fmt::Debug for RedisUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RedisUrl({})", self.redacted())
+    }
+}
+
+impl<'de> Deserialize<'de> for RedisUrl {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let url = String::deserialize(deserializer)?;
+        RedisUrl::parse(&url).map_err(serde::de::Error::custom)
     }
 }
 
@@ -582,5 +639,29 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(error.contains("does not exist"), "{error}");
+    }
+
+    #[test]
+    fn redis_url_is_checked_and_its_password_never_shown() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = write(&dir, "redis_url = \"redis://:hunter2@cache:6379/0\"\n");
+        let config = Config::load(Some(&path), &Overrides::default()).expect("valid config");
+        let url = config.redis_url.as_ref().expect("set");
+        assert_eq!(url.expose(), "redis://:hunter2@cache:6379/0");
+        assert!(!format!("{config:?}").contains("hunter2"));
+        assert!(url.redacted().contains("cache:6379"));
+
+        for bad in [
+            "http://:hunter2@cache:6379",
+            "cache:6379",
+            "redis://:hunter2@",
+        ] {
+            let path = write(&dir, &format!("redis_url = \"{bad}\"\n"));
+            let error = Config::load(Some(&path), &Overrides::default())
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains("redis_url"), "{error}");
+            assert!(!error.contains("hunter2"), "{error}");
+        }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use aeterna_context::ContextArchitect;
+use aeterna_context::{ContextArchitect, SharedCacheConfig, SharedResultCache};
 use aeterna_hindsight::HindsightService;
 use aeterna_llm::LlmRoles;
 use aeterna_memory::MemoryService;
@@ -15,6 +15,9 @@ use anyhow::Context;
 use crate::auth::Authenticator;
 use crate::config::Config;
 use crate::metrics::Metrics;
+
+/// Prefix of the shared context cache's keys in Redis.
+const SHARED_CACHE_PREFIX: &str = "aeterna:ctx";
 
 /// Where trajectory events go when the store is down at shutdown (in the data dir).
 const TRAJECTORY_SPILL_FILE: &str = "trajectory-spill.jsonl";
@@ -72,12 +75,25 @@ impl AppState {
         };
         let memory = Arc::new(memory);
         memory.follow_in_background();
-        Self::new(config, memory)
+        Self::new(config, memory).await
     }
 
     /// Wraps an already opened memory service and starts the agents over it (inside a Tokio
-    /// runtime: agents run background tasks).
-    pub fn new(config: Config, memory: Arc<MemoryService>) -> anyhow::Result<Self> {
+    /// runtime: agents run background tasks). Connects to `redis_url` when configured.
+    pub async fn new(config: Config, memory: Arc<MemoryService>) -> anyhow::Result<Self> {
+        let shared_cache = match &config.redis_url {
+            Some(url) => {
+                let mut cache = SharedCacheConfig::new(
+                    url.expose(),
+                    std::time::Duration::from_secs(config.context.cache.ttl_secs),
+                );
+                cache.key_prefix = SHARED_CACHE_PREFIX.into();
+                let cache = SharedResultCache::connect(cache).await?;
+                tracing::info!(redis_url = %url.redacted(), "context cache shared in Redis");
+                Some(Arc::new(cache))
+            }
+            None => None,
+        };
         let auth = Arc::new(Authenticator::from_config(
             &config.auth,
             config.memory.max_id_bytes,
@@ -90,9 +106,13 @@ impl AppState {
             LlmRoles::disabled()
         };
         llm.register_metrics(metrics.registry_mut());
-        let context =
-            ContextArchitect::start_with(memory.clone(), config.context.clone(), llm.summarizer())
-                .context("cannot start the Context Architect")?;
+        let context = ContextArchitect::start_shared(
+            memory.clone(),
+            config.context.clone(),
+            llm.summarizer(),
+            shared_cache,
+        )
+        .context("cannot start the Context Architect")?;
         context.metrics().register(metrics.registry_mut());
         let hindsight = HindsightService::new(memory.clone(), config.hindsight.clone())
             .context("cannot start Hindsight")?;

@@ -1,25 +1,38 @@
 //! The contract of [`aeterna_host::StateStore`], as one suite every backend runs: the built-in
-//! memory store, and any other (a Redis store) with one line:
+//! memory store and the Redis store, each with one line:
 //!
 //! ```ignore
-//! aeterna_testkit::state_store_suite!(|quota_bytes| async move { MyStore::new(quota_bytes) });
+//! aeterna_testkit::state_store_suite!(
+//!     |quota_bytes| async move { MyStore::new(quota_bytes) },
+//!     |quota_bytes| async move { /* two handles on one backend */ (a, b) }
+//! );
 //! ```
 //!
-//! The closure builds a store whose per-scope quota is `quota_bytes`. Each case uses its own
-//! random tenant, so a shared backend (one Redis for many test processes) needs no cleanup
-//! between cases. The last case runs the store under the real host with a real component, for
-//! what the host adds on top: writes reach the store only when the callback returned `ok`.
+//! The first closure builds a store whose per-scope quota is `quota_bytes`; the second builds two
+//! `Arc<dyn StateStore>` handles on one shared backend (two connections to one Redis; the same
+//! memory store twice), as two hosts see it. Each case uses its own random tenant, so a shared
+//! backend (one Redis for many test processes) needs no cleanup between cases. The host cases run
+//! the store under the real host with real components, for what the host adds on top: writes
+//! reach the store only when the callback returned `ok`, and two hosts committing to one scope at
+//! once never leave it over its quota.
 
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 
 use aeterna_host::state::{StateBatch, StateStore};
-use aeterna_host::{CallContext, ExtensionHost, HostConfig, QuotaUsage, StateScope};
+use aeterna_host::{CallContext, ExtensionHost, HostConfig, Outcome, QuotaUsage, StateScope};
+
+/// Two handles on one backend, as two hosts hold it.
+pub type SharedPair = (Arc<dyn StateStore>, Arc<dyn StateStore>);
 
 /// Generates one `#[tokio::test]` per case of the suite, for the store `make(quota_bytes)` builds.
 #[macro_export]
 macro_rules! state_store_suite {
-    ($make:expr) => {
+    ($make:expr, $make_shared:expr $(,)?) => {
+        $crate::state_store_suite!(@shared $make_shared;
+            concurrent_commits_through_two_handles_keep_the_quota,
+            two_hosts_writing_one_scope_keep_the_quota,
+        );
         $crate::state_store_suite!(@cases $make;
             round_trip_counts_key_plus_value,
             scopes_differing_in_any_part_are_isolated,
@@ -31,6 +44,14 @@ macro_rules! state_store_suite {
             overwriting_a_key_replaces_its_size,
             the_host_commits_only_what_an_ok_callback_wrote,
         );
+    };
+    (@shared $make_shared:expr; $($case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                $crate::state_store::$case(|quota: u64| $make_shared(quota)).await;
+            }
+        )*
     };
     (@cases $make:expr; $($case:ident),* $(,)?) => {
         $(
@@ -284,5 +305,117 @@ where
     assert_eq!(
         run.output, "y[p:2]",
         "the faulting call's write never landed"
+    );
+}
+
+/// What the scope holds agrees with its usage, and the usage is within the quota.
+async fn assert_consistent(store: &dyn StateStore, s: &StateScope) -> QuotaUsage {
+    let usage = store.usage(s).await.unwrap();
+    let entries = store.entries(s).await.unwrap();
+    let sum: u64 = entries.iter().map(|entry| entry.size).sum();
+    assert_eq!(usage.used_bytes, sum, "usage agrees with the entries");
+    assert_eq!(usage.keys as usize, entries.len());
+    assert!(
+        usage.used_bytes <= usage.quota_bytes,
+        "over the quota: {usage:?}"
+    );
+    usage
+}
+
+pub async fn concurrent_commits_through_two_handles_keep_the_quota<F>(make: impl Fn(u64) -> F)
+where
+    F: Future<Output = SharedPair>,
+{
+    const QUOTA: u64 = 2_000;
+    let (a, b) = make(QUOTA).await;
+    let s = scope("s", "ext");
+    let mut tasks = tokio::task::JoinSet::new();
+    for writer in 0..8u64 {
+        let store = if writer % 2 == 0 {
+            a.clone()
+        } else {
+            b.clone()
+        };
+        let s = s.clone();
+        tasks.spawn(async move {
+            for round in 0..25u64 {
+                // Overlapping keys of varied sizes, some deletes and an occasional clear: every
+                // commit goes past the quota from some writer's point of view.
+                let writes = (0..4u64)
+                    .map(|i| {
+                        let key = format!("k{}", (writer * 7 + round * 3 + i) % 23);
+                        let value = (round + i) % 5 != 0;
+                        (
+                            key,
+                            value.then(|| {
+                                vec![
+                                    writer as u8;
+                                    50 + ((writer * 131 + round * 17 + i * 29) % 400) as usize
+                                ]
+                            }),
+                        )
+                    })
+                    .collect();
+                let batch = StateBatch {
+                    clear: round % 11 == 10,
+                    writes,
+                };
+                let usage = store.commit(&s, batch).await.unwrap();
+                assert!(usage.used_bytes <= QUOTA, "{usage:?}");
+            }
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.unwrap();
+    }
+    let from_a = assert_consistent(&*a, &s).await;
+    let from_b = assert_consistent(&*b, &s).await;
+    assert_eq!(from_a, from_b, "both handles see one scope");
+    assert!(from_a.keys > 0);
+}
+
+pub async fn two_hosts_writing_one_scope_keep_the_quota<F>(make: impl Fn(u64) -> F)
+where
+    F: Future<Output = SharedPair>,
+{
+    // The hostile guest's `state-abuse` writes 2 MiB of 100 KiB values into a 1 MiB quota, so
+    // each host's overlay evicts from what it read, while the other host commits meanwhile.
+    let (a, b) = make(1024 * 1024).await;
+    let dir = crate::ExtensionsDir::new().unwrap();
+    dir.add_test_guest(
+        "hostile",
+        "hostile",
+        Some("id = \"hostile\"\n[config]\nmode = \"state-abuse\"\n"),
+    )
+    .unwrap();
+    let mut hosts = Vec::new();
+    for store in [a.clone(), b.clone()] {
+        let config = HostConfig {
+            cache_dir: Some(crate::target_dir().join("state-store-suite-compile-cache")),
+            ..HostConfig::default()
+        };
+        let host = Arc::new(ExtensionHost::with_state_store(config, store).unwrap());
+        let report = host.load_dir(dir.path()).await.unwrap();
+        assert!(report.rejected.is_empty(), "{:?}", report.rejected);
+        hosts.push(host);
+    }
+    let s = scope("session", "hostile");
+    let mut runs = tokio::task::JoinSet::new();
+    for round in 0..6 {
+        let host = hosts[round % 2].clone();
+        let ctx = CallContext::new(s.tenant.clone(), "session");
+        runs.spawn(async move { host.run_plain_text(&ctx, "in".into()).await.unwrap() });
+    }
+    while let Some(run) = runs.join_next().await {
+        let run = run.unwrap();
+        assert_eq!(run.report.rows[0].outcome, Outcome::Ok, "{:?}", run.report);
+        assert!(run.output.contains("keys=10"), "{}", run.output);
+    }
+    let usage = assert_consistent(&*a, &s).await;
+    assert_eq!(usage, assert_consistent(&*b, &s).await);
+    assert_eq!(usage.keys, 10, "the ten most recent chunks fit: {usage:?}");
+    assert!(
+        a.get(&s, "before-fault").await.unwrap().is_none(),
+        "the guest deletes its marker on the ok path"
     );
 }

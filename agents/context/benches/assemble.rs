@@ -1,6 +1,7 @@
 //! `context_assemble` over the memory bench's 100k-memory corpus (5 layers, embedded profile,
-//! budget 4000), with a cold and a warm result cache, and the summary refresh of a 1,000-item
-//! layer on the deterministic path.
+//! budget 4000), with a cold and a warm result cache — in process, and in Redis
+//! (`AETERNA_TEST_REDIS_URL`, default `redis://127.0.0.1:6379`; skipped with a message when it
+//! does not answer) — and the summary refresh of a 1,000-item layer on the deterministic path.
 //!
 //! The corpus is the one `memory/benches/service.rs` measures, built by the same code
 //! (`memory/benches/common/corpus.rs`, included by path), in this bench's own cached data dir.
@@ -13,7 +14,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use aeterna_context::{
-    AssembleRequest, CacheConfig, ContextArchitect, ContextConfig, SummaryConfig, TriggerConfig,
+    AssembleRequest, CacheConfig, ContextArchitect, ContextConfig, SharedCacheConfig,
+    SharedResultCache, SummaryConfig, TriggerConfig,
 };
 use aeterna_memory::{Layer, MemoryPatch, NewMemory};
 use common::corpus::{LAYERS, corpus, new_memory, open, runtime, who};
@@ -45,7 +47,7 @@ fn assemble(c: &mut Criterion) {
         },
         ..ContextConfig::default()
     };
-    let (cold, warm) = rt.block_on(async {
+    let (cold, warm, redis) = rt.block_on(async {
         let cold = ContextArchitect::start(memory.clone(), cold_config).unwrap();
         let warm = ContextArchitect::start(memory.clone(), ContextConfig::default()).unwrap();
         let started = Instant::now();
@@ -55,17 +57,44 @@ fn assemble(c: &mut Criterion) {
             refreshed.len(),
             started.elapsed()
         );
-        (cold, warm)
+        let shared = SharedCacheConfig {
+            key_prefix: format!("aeterna-bench:ctx:{}", std::process::id()),
+            ..SharedCacheConfig::new(
+                std::env::var("AETERNA_TEST_REDIS_URL")
+                    .unwrap_or_else(|_| "redis://127.0.0.1:6379".into()),
+                Duration::from_secs(300),
+            )
+        };
+        let redis = match SharedResultCache::connect(shared).await {
+            Ok(cache) => Some(
+                ContextArchitect::start_shared(
+                    memory.clone(),
+                    ContextConfig::default(),
+                    None,
+                    Some(Arc::new(cache)),
+                )
+                .unwrap(),
+            ),
+            Err(error) => {
+                println!("SKIPPED warm Redis cache: {error}");
+                None
+            }
+        };
+        (cold, warm, redis)
     });
 
     rt.block_on(async {
         let mut utilisation = Vec::new();
         // Cold: every call assembles (the BPE and the token-count cache are warm after the
         // first 50). Warm: every query was assembled once before it is measured.
-        for (name, architect, primed, measured) in [
+        let mut runs = vec![
             ("cold cache", &cold, 10, 100),
             ("warm cache", &warm, 500, 2000),
-        ] {
+        ];
+        if let Some(redis) = &redis {
+            runs.push(("warm Redis cache", redis, 500, 2000));
+        }
+        for (name, architect, primed, measured) in runs {
             for query in queries.iter().take(primed) {
                 architect.assemble(&who(), request(query)).await.unwrap();
             }
@@ -81,6 +110,9 @@ fn assemble(c: &mut Criterion) {
                 &format!("context_assemble 100k/5 layers, budget 4000, {name}"),
                 samples,
             );
+        }
+        if let Some(cache) = redis.as_ref().and_then(|redis| redis.shared_cache()) {
+            delete_keys(&cache.config().url, &cache.config().key_prefix);
         }
         // Attribution: the one hybrid search an assembly makes, alone (limit 100, 5 scopes).
         let mut samples = Vec::new();
@@ -123,6 +155,21 @@ fn assemble(c: &mut Criterion) {
         });
     }
     group.finish();
+}
+
+/// Deletes the bench's keys from the shared Redis.
+fn delete_keys(url: &str, prefix: &str) {
+    let Ok(mut connection) = redis::Client::open(url).and_then(|client| client.get_connection())
+    else {
+        return;
+    };
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{prefix}:*"))
+        .query(&mut connection)
+        .unwrap_or_default();
+    if !keys.is_empty() {
+        let _: redis::RedisResult<()> = redis::cmd("DEL").arg(&keys).query(&mut connection);
+    }
 }
 
 /// Refresh of a 1,000-item layer: listing, hashing, extractive summaries at three depths and

@@ -21,6 +21,8 @@ use crate::cache::ResultCache;
 use crate::config::ContextConfig;
 use crate::error::{ContextError, Result};
 use crate::metrics::ContextMetrics;
+use crate::publish::VersionPublisher;
+use crate::shared_cache::SharedResultCache;
 use crate::store::SummaryStore;
 use crate::summarize::{Summarizer, SummaryGenerator};
 use crate::tokens::Tokenizer;
@@ -50,7 +52,10 @@ pub struct ContextArchitect {
     pub(crate) refresh_locks: Vec<tokio::sync::Mutex<()>>,
     pub(crate) refresh_requests: mpsc::Sender<(String, Scope)>,
     pub(crate) background_refreshes: Arc<Semaphore>,
-    background: Mutex<Option<tokio::task::AbortHandle>>,
+    /// The shared Redis cache and its version publisher, in place of `results`, when
+    /// configured.
+    pub(crate) shared: Option<Arc<VersionPublisher>>,
+    background: Mutex<Vec<tokio::task::AbortHandle>>,
 }
 
 impl ContextArchitect {
@@ -66,6 +71,18 @@ impl ContextArchitect {
         memory: Arc<MemoryService>,
         config: ContextConfig,
         summarizer: Option<Arc<dyn Summarizer>>,
+    ) -> Result<Arc<Self>> {
+        Self::start_shared(memory, config, summarizer, None)
+    }
+
+    /// As [`start_with`](Self::start_with), with assembled contexts cached in `shared` (Redis,
+    /// shared by every instance) instead of in process; this instance's memory writes bump the
+    /// written tenants' versions there.
+    pub fn start_shared(
+        memory: Arc<MemoryService>,
+        config: ContextConfig,
+        summarizer: Option<Arc<dyn Summarizer>>,
+        shared: Option<Arc<SharedResultCache>>,
     ) -> Result<Arc<Self>> {
         config.validate().map_err(ContextError::invalid)?;
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
@@ -83,6 +100,12 @@ impl ContextArchitect {
             None => SummaryGenerator::extractive(tokenizer),
         };
         let (refresh_requests, requests) = mpsc::channel(REFRESH_QUEUE);
+        let mut background = Vec::new();
+        let shared = shared.map(|cache| {
+            let (publisher, task) = VersionPublisher::start(cache, memory.subscribe());
+            background.push(task);
+            publisher
+        });
         let architect = Arc::new(ContextArchitect {
             store: SummaryStore::new(db, config.summaries.hot_capacity, tokenizer),
             results: ResultCache::new(
@@ -98,7 +121,8 @@ impl ContextArchitect {
                 .collect(),
             refresh_requests,
             background_refreshes: Arc::new(Semaphore::new(BACKGROUND_REFRESHES)),
-            background: Mutex::new(None),
+            shared,
+            background: Mutex::new(background),
             metrics: ContextMetrics::new(),
             generator,
             tokenizer,
@@ -110,7 +134,7 @@ impl ContextArchitect {
             architect.memory.subscribe(),
             requests,
         ));
-        *architect.background.lock() = Some(task.abort_handle());
+        architect.background.lock().push(task.abort_handle());
         Ok(architect)
     }
 
@@ -124,6 +148,19 @@ impl ContextArchitect {
 
     pub fn memory(&self) -> &Arc<MemoryService> {
         &self.memory
+    }
+
+    /// The shared Redis cache, when configured.
+    pub fn shared_cache(&self) -> Option<&Arc<SharedResultCache>> {
+        self.shared.as_ref().map(|publisher| publisher.cache())
+    }
+
+    /// Returns once every memory write this instance notified so far is visible to the other
+    /// instances' caches (a no-op without a shared cache). Write paths call it before answering.
+    pub async fn writes_published(&self) {
+        if let Some(publisher) = &self.shared {
+            publisher.flush().await;
+        }
     }
 
     /// Applies every write notified so far to the result cache.
@@ -179,7 +216,7 @@ impl ContextArchitect {
 
 impl Drop for ContextArchitect {
     fn drop(&mut self) {
-        if let Some(task) = self.background.lock().take() {
+        for task in self.background.lock().drain(..) {
             task.abort();
         }
     }

@@ -14,6 +14,7 @@ use crate::error::{ContextError, Result};
 use crate::fit::{Candidate, FitParams, SummaryOption, fit};
 use crate::metrics::CacheOutcome;
 use crate::model::{AssembledContext, Depth};
+use crate::shared_cache::{Lookup, SharedResultCache};
 use crate::store::ScopeSummaries;
 
 /// What to assemble. Unset fields take the configured defaults.
@@ -47,21 +48,64 @@ impl ContextArchitect {
     ) -> Result<Arc<AssembledContext>> {
         let started = Instant::now();
         let plan = self.plan(who, request)?;
-        self.sync_cache();
         let layers: Vec<Layer> = plan.scopes.iter().map(|scope| scope.layer).collect();
         let key = CacheKey::new(who, &plan.query, plan.budget, &layers, plan.min_relevance);
+        if let Some(publisher) = &self.shared {
+            // This instance's own writes first, so the lookup cannot miss them.
+            publisher.flush().await;
+            return self
+                .assemble_shared(publisher.cache(), who, &plan, &key, started)
+                .await;
+        }
+        self.sync_cache();
         if let Some(hit) = self.results.get(&key) {
             self.metrics.assembled(CacheOutcome::Hit, started.elapsed());
             return Ok(hit);
         }
         let ticket = self.results.ticket();
 
-        let context = Arc::new(self.compute(who, &plan).await?);
+        let context = self.compute_measured(who, &plan).await?;
         self.sync_cache();
         self.results
             .insert(key, context.clone(), plan.scopes, ticket);
         self.metrics
             .assembled(CacheOutcome::Miss, started.elapsed());
+        Ok(context)
+    }
+
+    /// [`assemble`](Self::assemble) with the shared cache: the lookup reads the tenant's version
+    /// before the stores are read (see [`crate::shared_cache`]); an unreachable Redis means
+    /// assembling uncached, never an error.
+    async fn assemble_shared(
+        &self,
+        shared: &SharedResultCache,
+        who: &Identity,
+        plan: &Plan,
+        key: &CacheKey,
+        started: Instant,
+    ) -> Result<Arc<AssembledContext>> {
+        let outcome = match shared.lookup(key).await {
+            Lookup::Hit(hit) => {
+                self.metrics.assembled(CacheOutcome::Hit, started.elapsed());
+                return Ok(hit);
+            }
+            Lookup::Miss(entry_key) => {
+                let context = self.compute_measured(who, plan).await?;
+                shared.store(entry_key, &context).await;
+                (context, CacheOutcome::Miss)
+            }
+            Lookup::Unavailable => (
+                self.compute_measured(who, plan).await?,
+                CacheOutcome::Uncached,
+            ),
+        };
+        self.metrics.assembled(outcome.1, started.elapsed());
+        Ok(outcome.0)
+    }
+
+    /// [`compute`](Self::compute), with the budget utilisation recorded.
+    async fn compute_measured(&self, who: &Identity, plan: &Plan) -> Result<Arc<AssembledContext>> {
+        let context = Arc::new(self.compute(who, plan).await?);
         self.metrics
             .utilisation(context.total_tokens, context.token_budget);
         Ok(context)

@@ -18,7 +18,7 @@ use parking_lot::Mutex;
 use crate::model::AssembledContext;
 
 /// Everything an assembly depends on besides the stored data.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize)]
 pub struct CacheKey {
     pub identity: Identity,
     pub query: String,

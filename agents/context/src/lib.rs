@@ -5,7 +5,9 @@
 //!   counted with a real BPE ([`tokens`]).
 //! * [`summarize`] writes each layer's summaries at three depths ([`Depth`]); the default is
 //!   deterministic and extractive, and an LLM provider slots in behind [`Summarizer`].
-//! * [`cache`] keeps assembled contexts until their TTL ends or a scope they read is written.
+//! * [`cache`] keeps assembled contexts until their TTL ends or a scope they read is written;
+//!   with several instances, [`shared_cache`] keeps them in Redis instead, invalidated across
+//!   instances by per-tenant versions that `publish` bumps after every memory write.
 //! * [`ContextArchitect`] is the service: `assemble`, `summary`, `refresh`, over a
 //!   [`aeterna_memory::MemoryService`], with summaries in SQL ([`store`]) and [`metrics`].
 //!
@@ -20,8 +22,10 @@ pub mod error;
 pub mod fit;
 pub mod metrics;
 pub mod model;
+mod publish;
 mod refresh;
 pub mod render;
+pub mod shared_cache;
 pub mod store;
 pub mod summarize;
 pub mod text;
@@ -35,5 +39,6 @@ pub use refresh::{RefreshOutcome, source_hash};
 pub use config::{CacheConfig, ContextConfig, SummaryConfig, TriggerConfig};
 pub use error::{ContextError, Result};
 pub use model::{AssembledContext, Depth, LayerSummary, Source, SourceDepth};
+pub use shared_cache::{CacheHealth, SharedCacheConfig, SharedResultCache};
 pub use summarize::{Drafted, ExtractiveSummarizer, Summarizer, SummaryGenerator};
 pub use tokens::Tokenizer;

@@ -1,7 +1,8 @@
 //! Metrics of the Context Architect, as `prometheus-client` metrics the server registers in its
 //! `/metrics` registry ([`ContextMetrics::register`]).
 //!
-//! * `context_assemble_duration_seconds{cache}` — assembly latency, by cache `hit` or `miss`;
+//! * `context_assemble_duration_seconds{cache}` — assembly latency, by cache `hit` or `miss`
+//!   (or `uncached` while the shared Redis cache is unreachable);
 //! * `context_budget_utilisation` — `total_tokens / token_budget` of each computed assembly;
 //! * `context_cache_lookups_total{cache}` — hit rate is `hit / (hit + miss)`;
 //! * `context_summary_generations_total`, `context_summary_skips_total` — refreshes that
@@ -21,6 +22,8 @@ use prometheus_client::registry::{Registry, Unit};
 pub enum CacheOutcome {
     Hit,
     Miss,
+    /// The shared cache was unreachable: assembled without a cache.
+    Uncached,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
@@ -137,6 +140,15 @@ impl ContextMetrics {
         self.cache_lookups
             .get_or_create(&CacheLabels {
                 cache: CacheOutcome::Miss,
+            })
+            .get()
+    }
+
+    /// Assemblies run without a cache because the shared cache was unreachable.
+    pub fn uncached(&self) -> u64 {
+        self.cache_lookups
+            .get_or_create(&CacheLabels {
+                cache: CacheOutcome::Uncached,
             })
             .get()
     }

@@ -95,6 +95,9 @@ impl ContextArchitect {
         };
         if regenerated {
             self.results.invalidate(tenant_id, scope);
+            if let Some(shared) = self.shared_cache() {
+                shared.bump([tenant_id.to_owned()]).await;
+            }
         }
         self.metrics.refreshed(regenerated, started.elapsed());
         let first = summaries.get(Depth::Sentence);

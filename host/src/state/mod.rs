@@ -1,14 +1,19 @@
 //! Extension state: a key-value store per (tenant, session, extension) with a byte quota.
 //!
-//! [`StateStore`] is the storage backend (in memory here; a remote store such as Redis fits the
-//! same trait: reads are single round trips and each callback's writes arrive as one batch).
+//! [`StateStore`] is the storage backend: [`MemoryStateStore`] in process, or (feature `redis`)
+//! `RedisStateStore`, shared by many hosts: reads are single round trips and each callback's
+//! writes arrive as one batch, applied by one Lua script.
 //! [`overlay::StateOverlay`] is the per-callback transaction the guest's `state` import talks to:
 //! it buffers writes, applies the quota with LRU eviction, and is committed only when the
 //! callback returns `ok`.
 
 mod memory;
 pub(crate) mod overlay;
+#[cfg(feature = "redis")]
+mod redis;
 
+#[cfg(feature = "redis")]
+pub use self::redis::{MAX_SCOPE_PART_BYTES, RedisStateConfig, RedisStateStore};
 pub use memory::MemoryStateStore;
 
 use serde::Serialize;

@@ -27,6 +27,7 @@ pub async fn ingest_context(
     let result = compat::ingest(&state.memory, &caller, request)
         .instrument(span)
         .await;
+    state.context.writes_published().await;
     record(&state, "rest_ingest_context", result.is_ok(), started);
     Ok((StatusCode::ACCEPTED, Json(result?)))
 }

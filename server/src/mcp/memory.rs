@@ -32,10 +32,10 @@ impl AeternaMcp {
         Caller(caller): Caller,
         Parameters(args): Parameters<AddArgs>,
     ) -> CallToolResult {
-        respond(
-            "memory_add",
-            memory::add(&self.state.memory, &caller, args).await,
-        )
+        let result = memory::add(&self.state.memory, &caller, args).await;
+        // Other instances' cached contexts must not outlive the write the caller saw succeed.
+        self.state.context.writes_published().await;
+        respond("memory_add", result)
     }
 
     /// Read one memory by id, with its content, tags, metadata and timestamps.
@@ -121,10 +121,10 @@ impl AeternaMcp {
         Caller(caller): Caller,
         Parameters(args): Parameters<UpdateArgs>,
     ) -> CallToolResult {
-        respond(
-            "memory_update",
-            memory::update(&self.state.memory, &caller, args).await,
-        )
+        let result = memory::update(&self.state.memory, &caller, args).await;
+        // Other instances' cached contexts must not outlive the write the caller saw succeed.
+        self.state.context.writes_published().await;
+        respond("memory_update", result)
     }
 
     /// Delete a memory and its vector for good. An unknown id (or one of another tenant) is an
@@ -145,9 +145,9 @@ impl AeternaMcp {
         Caller(caller): Caller,
         Parameters(args): Parameters<IdArgs>,
     ) -> CallToolResult {
-        respond(
-            "memory_delete",
-            memory::delete(&self.state.memory, &caller, args).await,
-        )
+        let result = memory::delete(&self.state.memory, &caller, args).await;
+        // Other instances' cached contexts must not outlive the write the caller saw succeed.
+        self.state.context.writes_published().await;
+        respond("memory_delete", result)
     }
 }

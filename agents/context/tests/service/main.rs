@@ -3,6 +3,7 @@
 
 mod assemble;
 mod cache;
+mod shared_cache;
 mod summaries;
 
 use std::path::Path;
