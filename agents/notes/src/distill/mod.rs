@@ -10,7 +10,7 @@
 mod analysis;
 mod deterministic;
 mod render;
-mod signals;
+pub mod signals;
 
 use std::sync::Arc;
 

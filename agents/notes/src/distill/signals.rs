@@ -241,6 +241,8 @@ static FAILING_TEST: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         r"(?m)^---- (\S+) stdout ----",
         // pytest
         r"(?m)^FAILED (\S+::\S+)",
+        // python -m unittest: `FAIL: test_add (test_calc.CalcTest.test_add)`
+        r"(?m)^(?:FAIL|ERROR): (\S+ \([\w.]+\))",
         // go test
         r"(?m)^\s*--- FAIL: (\S+)",
         // jest / vitest
@@ -375,6 +377,14 @@ mod tests {
         assert_eq!(failing_tests(go), vec!["TestParseEmpty"]);
         let jest = "  ✕ parses empty input (3 ms)\n";
         assert_eq!(failing_tests(jest), vec!["parses empty input"]);
+        let unittest = "F.\n======\nFAIL: test_add (test_calc.CalcTest.test_add)\n------\nERROR: test_io (test_calc.CalcTest.test_io)\n";
+        assert_eq!(
+            failing_tests(unittest),
+            vec![
+                "test_add (test_calc.CalcTest.test_add)",
+                "test_io (test_calc.CalcTest.test_io)"
+            ]
+        );
         assert!(failing_tests("all good").is_empty());
     }
 
