@@ -20,7 +20,7 @@ use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
 /// The top-level keys of [`Config`]; environment variables outside them are not ours.
-const SECTIONS: [&str; 12] = [
+const SECTIONS: [&str; 13] = [
     "listen",
     "data_dir",
     "log_format",
@@ -33,6 +33,7 @@ const SECTIONS: [&str; 12] = [
     "hindsight",
     "notes",
     "llm",
+    "extensions",
 ];
 
 /// Everything `aeterna serve` and `aeterna mcp` can be told.
@@ -61,6 +62,8 @@ pub struct Config {
     /// LLM providers and the chain of each role (summaries, notes, loop analyses); none by
     /// default: every agent then uses its deterministic path.
     pub llm: LlmConfig,
+    /// Extensions run inside the server: the `extensions_*` tools (none without a `dir`).
+    pub extensions: ExtensionsConfig,
 }
 
 impl Default for Config {
@@ -78,8 +81,21 @@ impl Default for Config {
             hindsight: HindsightConfig::default(),
             notes: NotesConfig::default(),
             llm: LlmConfig::default(),
+            extensions: ExtensionsConfig::default(),
         }
     }
+}
+
+/// Server-side extensions: an operator's directory of components, watched and hot-reloaded,
+/// run by `extensions_apply` with state per tenant and session.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExtensionsConfig {
+    /// Directory of `*.wasm` extensions (each with an optional `<name>.toml` manifest).
+    pub dir: Option<PathBuf>,
+    /// The extension host: limits, quarantine, state quota, compile cache (default
+    /// `<data_dir>/component-cache`). See `aeterna_host::HostConfig`.
+    pub host: aeterna_host::HostConfig,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
