@@ -20,7 +20,7 @@ use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
 /// The top-level keys of [`Config`]; environment variables outside them are not ours.
-const SECTIONS: [&str; 14] = [
+const SECTIONS: [&str; 15] = [
     "listen",
     "redis_url",
     "data_dir",
@@ -35,6 +35,7 @@ const SECTIONS: [&str; 14] = [
     "hindsight",
     "notes",
     "llm",
+    "extensions",
 ];
 
 /// Everything `aeterna serve` and `aeterna mcp` can be told.
@@ -72,6 +73,8 @@ pub struct Config {
     /// as `redis://:password@cache:6379/0`. Unset: the cache is in process. Unreachable at
     /// start: an error; lost later: assemblies run uncached until it answers again.
     pub redis_url: Option<RedisUrl>,
+    /// Extensions run inside the server: the `extensions_*` tools (none without a `dir`).
+    pub extensions: ExtensionsConfig,
 }
 
 impl Default for Config {
@@ -91,6 +94,7 @@ impl Default for Config {
             notes: NotesConfig::default(),
             llm: LlmConfig::default(),
             redis_url: None,
+            extensions: ExtensionsConfig::default(),
         }
     }
 }
@@ -144,6 +148,16 @@ impl<'de> Deserialize<'de> for RedisUrl {
         let url = String::deserialize(deserializer)?;
         RedisUrl::parse(&url).map_err(serde::de::Error::custom)
     }
+/// Server-side extensions: an operator's directory of components, watched and hot-reloaded,
+/// run by `extensions_apply` with state per tenant and session.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExtensionsConfig {
+    /// Directory of `*.wasm` extensions (each with an optional `<name>.toml` manifest).
+    pub dir: Option<PathBuf>,
+    /// The extension host: limits, quarantine, state quota, compile cache (default
+    /// `<data_dir>/component-cache`). See `aeterna_host::HostConfig`.
+    pub host: aeterna_host::HostConfig,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]

@@ -34,6 +34,41 @@ pub struct AppState {
     pub notes: Arc<NotesService>,
     /// The LLM provider layer (disabled without `[llm]` providers).
     pub llm: Arc<LlmRoles>,
+    /// Server-side extensions (only with `[extensions] dir`).
+    pub extensions: Option<ServerExtensions>,
+}
+
+/// The operator's extensions and the watcher that hot-reloads them.
+#[derive(Clone)]
+pub struct ServerExtensions {
+    pub extensions: Arc<aeterna_bridge::extensions::Extensions>,
+    _watcher: Arc<aeterna_bridge::watch::DirWatcher>,
+}
+
+impl ServerExtensions {
+    /// Starts the host over `[extensions] dir` (inside a Tokio runtime). The directory is
+    /// loaded and watched in the background; a missing one is reported and retried.
+    fn start(config: &Config) -> anyhow::Result<Option<Self>> {
+        let Some(dir) = &config.extensions.dir else {
+            return Ok(None);
+        };
+        let mut host_config = config.extensions.host.clone();
+        if host_config.cache_dir.is_none() {
+            host_config.cache_dir = Some(config.data_dir()?.join("component-cache"));
+        }
+        let host = aeterna_host::ExtensionHost::new(host_config)
+            .context("invalid configuration: extensions.host")?;
+        let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
+        let extensions = aeterna_bridge::extensions::Extensions::new(host, dir);
+        let watcher = aeterna_bridge::watch::DirWatcher::start(
+            extensions.clone(),
+            aeterna_bridge::watch::DEFAULT_DEBOUNCE,
+        );
+        Ok(Some(Self {
+            extensions,
+            _watcher: Arc::new(watcher),
+        }))
+    }
 }
 
 impl AppState {
@@ -121,6 +156,7 @@ impl AppState {
         let notes = NotesService::start_with(config.notes.clone(), memory.clone(), distillers)
             .context("cannot start the Note-Taking agent")?;
         notes.register_metrics(metrics.registry_mut());
+        let extensions = ServerExtensions::start(&config)?;
         Ok(AppState {
             config: Arc::new(config),
             memory,
@@ -130,6 +166,7 @@ impl AppState {
             hindsight: Arc::new(hindsight),
             notes,
             llm,
+            extensions,
         })
     }
 }

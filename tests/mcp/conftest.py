@@ -3,6 +3,7 @@ port or as `aeterna mcp` on stdio, each with its own temporary data directory.""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -51,9 +52,15 @@ def clean_env() -> dict[str, str]:
 class ServeProcess:
     """`aeterna serve --listen 127.0.0.1:0`; the bound URL is read from its first stdout line."""
 
-    def __init__(self, data_dir: Path, config: str | None = None, extra_env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        data_dir: Path,
+        config: str | None = None,
+        extra_env: dict[str, str] | None = None,
+        listen: str = "127.0.0.1:0",
+    ):
         self.data_dir = data_dir
-        args = [aeterna_bin(), "serve", "--listen", "127.0.0.1:0", "--data-dir", str(data_dir)]
+        args = [aeterna_bin(), "serve", "--listen", listen, "--data-dir", str(data_dir)]
         if config is not None:
             config_path = data_dir.parent / f"{data_dir.name}.toml"
             config_path.write_text(config)
@@ -160,3 +167,28 @@ def raw_post(server: ServeProcess, body: bytes | str, token: str | None = None, 
         all_headers["Authorization"] = f"Bearer {token}"
     all_headers.update(headers)
     return httpx.post(server.url, content=body, headers=all_headers, timeout=30)
+
+
+def guest_components(workspace: str, label: str) -> Path:
+    """The built components of a guest workspace (`sample-extensions`, `tests/guests`), as
+    `aeterna-testkit` lays them out: `<target>/wasm-guests/<label>/*.wasm`, where `<target>` is
+    the directory of `$AETERNA_BIN`'s profile. Built like the testkit builds them if absent."""
+    target = Path(aeterna_bin()).resolve().parent.parent
+    guests = target / "wasm-guests"
+    out = guests / label
+    if not any(out.glob("*.wasm")):
+        env = {k: v for k, v in os.environ.items() if "RUSTFLAGS" not in k and k != "CARGO_BUILD_TARGET"}
+        env["CARGO_TARGET_DIR"] = str(guests)
+        built = subprocess.run(
+            ["cargo", "build", "--release", "--locked", "--target", "wasm32-wasip2",
+             "--message-format=json-render-diagnostics",
+             "--manifest-path", str(ROOT / workspace / "Cargo.toml")],
+            check=True, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
+        )
+        out.mkdir(parents=True, exist_ok=True)
+        for line in built.stdout.splitlines():
+            message = json.loads(line) if line.startswith("{") else {}
+            for file in message.get("filenames", []) if message.get("reason") == "compiler-artifact" else []:
+                if file.endswith(".wasm"):
+                    (out / Path(file).name).write_bytes(Path(file).read_bytes())
+    return out

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod bridge;
 pub mod ext;
 pub mod serve;
 
@@ -21,6 +22,8 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Serve the same MCP tools over stdio.
     Mcp(serve::McpArgs),
+    /// Run the client bridge on stdio: local extensions plus the memory server's tools.
+    Bridge(bridge::BridgeArgs),
     /// Check and run WebAssembly extensions.
     #[command(subcommand)]
     Ext(ext::ExtCommand),
@@ -44,6 +47,7 @@ pub fn main() -> ExitCode {
             Command::Serve(args) => serve::run_serve(args).await,
             Command::Mcp(args) => serve::run_mcp(args).await,
             Command::Ext(command) => ext::run(command).await,
+            Command::Bridge(args) => bridge::run(args).await,
         }
     });
     match result {

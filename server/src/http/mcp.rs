@@ -40,7 +40,7 @@ pub fn routes(state: &AppState, shutdown: CancellationToken) -> Router<AppState>
         http.max_sessions,
         Duration::from_secs(http.session_idle_secs),
     ));
-    let tools = Arc::new(AeternaMcp::tool_router());
+    let tools = Arc::new(AeternaMcp::tool_router_for(state));
     // Host, Origin and the body limit are enforced for every route before this service runs.
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()

@@ -9,6 +9,7 @@
 
 mod completion;
 mod context;
+mod extensions;
 mod hindsight;
 mod memory;
 mod notes;
@@ -60,6 +61,8 @@ token budget, as Markdown: call it at the start of a task. summary_get reads a l
 A session's calls are distilled into a Markdown note (problem, solution, patterns) that search \
 and context_assemble find; note_distill distils now, note_list and note_get read notes, also \
 available as resources aeterna://notes/{id}.
+- extensions_list, extensions_apply and extensions_prompt, when the operator configured an \
+extensions directory, run its extension chains; extension state is kept per tenant and session.
 Errors say which argument to fix.";
 
 /// The MCP handler. One instance per HTTP session or stdio connection; cheap to create.
@@ -82,6 +85,12 @@ impl AeternaMcp {
             + Self::notes_router()
     }
 
+    /// Every tool this server offers with `state`: [`tool_router`](Self::tool_router) plus the
+    /// extension tools when `[extensions] dir` is configured.
+    pub fn tool_router_for(state: &AppState) -> ToolRouter<Self> {
+        Self::tool_router() + extensions::extensions_router(state)
+    }
+
     /// A handler for HTTP sessions: the caller comes from the request (see
     /// [`crate::http::mcp`]). Build `tools` once with [`AeternaMcp::tool_router`] and share it.
     pub fn for_http(state: AppState, tools: Arc<ToolRouter<Self>>) -> Self {
@@ -96,8 +105,8 @@ impl AeternaMcp {
     /// A handler for a stdio connection, acting for `principal`.
     pub fn for_stdio(state: AppState, principal: Principal) -> Self {
         AeternaMcp {
+            tools: Arc::new(Self::tool_router_for(&state)),
             state,
-            tools: Arc::new(Self::tool_router()),
             fixed_principal: Some(principal),
             subscriptions: Arc::default(),
         }
