@@ -13,6 +13,7 @@ use aeterna_hindsight::HindsightConfig;
 use aeterna_llm::LlmConfig;
 use aeterna_memory::MemoryConfig;
 pub use aeterna_memory::embed::EmbedderConfig;
+use aeterna_meta::MetaConfig;
 use aeterna_notes::NotesConfig;
 use anyhow::{Context, bail};
 use figment::Figment;
@@ -20,7 +21,7 @@ use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
 /// The top-level keys of [`Config`]; environment variables outside them are not ours.
-const SECTIONS: [&str; 12] = [
+const SECTIONS: [&str; 13] = [
     "listen",
     "data_dir",
     "log_format",
@@ -33,6 +34,7 @@ const SECTIONS: [&str; 12] = [
     "hindsight",
     "notes",
     "llm",
+    "meta",
 ];
 
 /// Everything `aeterna serve` and `aeterna mcp` can be told.
@@ -61,6 +63,9 @@ pub struct Config {
     /// LLM providers and the chain of each role (summaries, notes, loop analyses); none by
     /// default: every agent then uses its deterministic path.
     pub llm: LlmConfig,
+    /// The Meta-Agent: loop limits, the per-tenant cap, and the operator's allow-list of
+    /// commands and working roots for command-driven loops.
+    pub meta: MetaConfig,
 }
 
 impl Default for Config {
@@ -78,6 +83,7 @@ impl Default for Config {
             hindsight: HindsightConfig::default(),
             notes: NotesConfig::default(),
             llm: LlmConfig::default(),
+            meta: MetaConfig::default(),
         }
     }
 }
@@ -362,6 +368,9 @@ impl Config {
             bail!("invalid configuration: {error}");
         }
         if let Err(error) = self.llm.validate() {
+            bail!("invalid configuration: {error}");
+        }
+        if let Err(error) = self.meta.validate() {
             bail!("invalid configuration: {error}");
         }
         Ok(())

@@ -7,6 +7,7 @@ use aeterna_context::ContextArchitect;
 use aeterna_hindsight::HindsightService;
 use aeterna_llm::LlmRoles;
 use aeterna_memory::MemoryService;
+use aeterna_meta::MetaService;
 use aeterna_notes::{DistillerChain, NotesService};
 use anyhow::Context;
 
@@ -29,6 +30,8 @@ pub struct AppState {
     pub notes: Arc<NotesService>,
     /// The LLM provider layer (disabled without `[llm]` providers).
     pub llm: Arc<LlmRoles>,
+    /// The Meta-Agent's build → test → improve loops.
+    pub meta: Arc<MetaService>,
 }
 
 impl AppState {
@@ -75,15 +78,27 @@ impl AppState {
         let notes = NotesService::start_with(config.notes.clone(), memory.clone(), distillers)
             .context("cannot start the Note-Taking agent")?;
         notes.register_metrics(metrics.registry_mut());
+        let hindsight = Arc::new(hindsight);
+        let meta = MetaService::start(
+            config.meta.clone(),
+            memory.clone(),
+            hindsight.clone(),
+            notes.clone(),
+            context.clone(),
+            None,
+        )
+        .context("cannot start the Meta-Agent")?;
+        meta.metrics().register(metrics.registry_mut());
         Ok(AppState {
             config: Arc::new(config),
             memory,
             auth,
             metrics: Arc::new(metrics),
             context,
-            hindsight: Arc::new(hindsight),
+            hindsight,
             notes,
             llm,
+            meta,
         })
     }
 }

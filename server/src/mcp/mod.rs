@@ -11,6 +11,7 @@ mod completion;
 mod context;
 mod hindsight;
 mod memory;
+mod meta;
 mod notes;
 mod params;
 mod progress;
@@ -60,6 +61,11 @@ token budget, as Markdown: call it at the start of a task. summary_get reads a l
 A session's calls are distilled into a Markdown note (problem, solution, patterns) that search \
 and context_assemble find; note_distill distils now, note_list and note_get read notes, also \
 available as resources aeterna://notes/{id}.
+- meta_loop_start runs a build → test → improve loop for a task (at most 3 iterations by \
+default). Client-driven: report each build and test with meta_loop_step; the answer says what \
+to do next, with known fixes, notes and context. Command-driven (the operator's allowed \
+commands): the server runs them; meta_loop_status (wait_ms to wait), meta_loop_cancel and \
+meta_loop_list follow loops.
 Errors say which argument to fix.";
 
 /// The MCP handler. One instance per HTTP session or stdio connection; cheap to create.
@@ -80,6 +86,7 @@ impl AeternaMcp {
             + Self::context_router()
             + Self::hindsight_router()
             + Self::notes_router()
+            + Self::meta_router()
     }
 
     /// A handler for HTTP sessions: the caller comes from the request (see
