@@ -13,6 +13,7 @@ use aeterna_hindsight::HindsightConfig;
 use aeterna_llm::LlmConfig;
 use aeterna_memory::MemoryConfig;
 pub use aeterna_memory::embed::EmbedderConfig;
+use aeterna_meta::MetaConfig;
 use aeterna_notes::NotesConfig;
 use anyhow::{Context, bail};
 use figment::Figment;
@@ -20,7 +21,7 @@ use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
 /// The top-level keys of [`Config`]; environment variables outside them are not ours.
-const SECTIONS: [&str; 15] = [
+const SECTIONS: [&str; 16] = [
     "listen",
     "redis_url",
     "data_dir",
@@ -36,6 +37,7 @@ const SECTIONS: [&str; 15] = [
     "notes",
     "llm",
     "extensions",
+    "meta",
 ];
 
 /// Everything `aeterna serve` and `aeterna mcp` can be told.
@@ -75,6 +77,9 @@ pub struct Config {
     pub redis_url: Option<RedisUrl>,
     /// Extensions run inside the server: the `extensions_*` tools (none without a `dir`).
     pub extensions: ExtensionsConfig,
+    /// The Meta-Agent: loop limits, the per-tenant cap, and the operator's allow-list of
+    /// commands and working roots for command-driven loops.
+    pub meta: MetaConfig,
 }
 
 impl Default for Config {
@@ -95,6 +100,7 @@ impl Default for Config {
             llm: LlmConfig::default(),
             redis_url: None,
             extensions: ExtensionsConfig::default(),
+            meta: MetaConfig::default(),
         }
     }
 }
@@ -440,6 +446,9 @@ impl Config {
             bail!("invalid configuration: {error}");
         }
         if let Err(error) = self.llm.validate() {
+            bail!("invalid configuration: {error}");
+        }
+        if let Err(error) = self.meta.validate() {
             bail!("invalid configuration: {error}");
         }
         Ok(())

@@ -267,6 +267,8 @@ impl RunningServer {
             tracing::warn!("connections still open after the grace period; closing them");
             serve.abort();
         }
+        // Loop tasks stop (their process groups killed) before their trajectories drain.
+        self.state.meta.shutdown().await;
         // Captured trajectories reach storage (and their notes the memory) before it flushes.
         self.state.notes.shutdown().await;
         self.state.llm.shutdown().await;

@@ -9,6 +9,7 @@ use aeterna_llm::LlmRoles;
 use aeterna_memory::MemoryService;
 use aeterna_memory::storage::postgres::{PgDatabase, redact_url};
 use aeterna_memory::storage::sqlite::SqliteDatabase;
+use aeterna_meta::MetaService;
 use aeterna_notes::{DistillerChain, NotesService};
 use anyhow::Context;
 
@@ -36,6 +37,8 @@ pub struct AppState {
     pub llm: Arc<LlmRoles>,
     /// Server-side extensions (only with `[extensions] dir`).
     pub extensions: Option<ServerExtensions>,
+    /// The Meta-Agent's build → test → improve loops.
+    pub meta: Arc<MetaService>,
 }
 
 /// The operator's extensions and the watcher that hot-reloads them.
@@ -157,16 +160,28 @@ impl AppState {
             .context("cannot start the Note-Taking agent")?;
         notes.register_metrics(metrics.registry_mut());
         let extensions = ServerExtensions::start(&config)?;
+        let hindsight = Arc::new(hindsight);
+        let meta = MetaService::start(
+            config.meta.clone(),
+            memory.clone(),
+            hindsight.clone(),
+            notes.clone(),
+            context.clone(),
+            None,
+        )
+        .context("cannot start the Meta-Agent")?;
+        meta.metrics().register(metrics.registry_mut());
         Ok(AppState {
             config: Arc::new(config),
             memory,
             auth,
             metrics: Arc::new(metrics),
             context,
-            hindsight: Arc::new(hindsight),
+            hindsight,
             notes,
             llm,
             extensions,
+            meta,
         })
     }
 }

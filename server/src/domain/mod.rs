@@ -6,5 +6,6 @@ pub mod compat;
 pub mod context;
 pub mod hindsight;
 pub mod memory;
+pub mod meta;
 pub mod notes;
 pub mod schema;

@@ -12,6 +12,7 @@ mod context;
 mod extensions;
 mod hindsight;
 mod memory;
+mod meta;
 mod notes;
 mod params;
 mod progress;
@@ -63,6 +64,11 @@ and context_assemble find; note_distill distils now, note_list and note_get read
 available as resources aeterna://notes/{id}.
 - extensions_list, extensions_apply and extensions_prompt, when the operator configured an \
 extensions directory, run its extension chains; extension state is kept per tenant and session.
+- meta_loop_start runs a build → test → improve loop for a task (at most 3 iterations by \
+default). Client-driven: report each build and test with meta_loop_step; the answer says what \
+to do next, with known fixes, notes and context. Command-driven (the operator's allowed \
+commands): the server runs them; meta_loop_status (wait_ms to wait), meta_loop_cancel and \
+meta_loop_list follow loops.
 Errors say which argument to fix.";
 
 /// The MCP handler. One instance per HTTP session or stdio connection; cheap to create.
@@ -83,6 +89,7 @@ impl AeternaMcp {
             + Self::context_router()
             + Self::hindsight_router()
             + Self::notes_router()
+            + Self::meta_router()
     }
 
     /// Every tool this server offers with `state`: [`tool_router`](Self::tool_router) plus the

@@ -37,3 +37,13 @@ impl<S> FromContextPart<ToolCallContext<'_, S>> for Progress {
         })
     }
 }
+
+/// The cancellation of a tool call: fires when the client sends `notifications/cancelled` for
+/// the request, so a long wait can stop.
+pub struct Cancellation(pub tokio_util::sync::CancellationToken);
+
+impl<S> FromContextPart<ToolCallContext<'_, S>> for Cancellation {
+    fn from_context_part(context: &mut ToolCallContext<'_, S>) -> Result<Self, ErrorData> {
+        Ok(Cancellation(context.request_context.ct.clone()))
+    }
+}
