@@ -122,6 +122,14 @@ impl Forwarder {
         }
         let arguments = request.arguments.clone();
         match self.remote.call_tool(request).await {
+            // The server answered in the protocol revision it negotiated with the bridge; the
+            // agent may speak a newer one, where a result says it is complete.
+            Ok(CallToolResponse::Complete(mut result)) => {
+                result
+                    .result_type
+                    .get_or_insert(rmcp::model::ResultType::COMPLETE);
+                Ok(CallToolResponse::Complete(result))
+            }
             Ok(response) => Ok(response),
             Err(RemoteError::Protocol(error)) => Err(error),
             Err(error @ RemoteError::Unreachable { .. }) if queued_tool => {

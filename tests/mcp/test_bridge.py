@@ -33,7 +33,7 @@ pytestmark = pytest.mark.anyio
 
 SAMPLES = ["secret_redactor", "todo_tags", "context_injector", "output_compactor"]
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
-PROBE_MANIFEST = '[config]\nreg-hooks = "plain-text,input-messages"\n'
+PROBE_MANIFEST = '[config]\nreg-hooks = "plain-text,input-messages"\nreg-tags = ""\n'
 
 
 def samples_dir() -> Path:
@@ -73,11 +73,15 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+# One compile cache for every bridge and server of the run: a component compiles once.
+CACHE_DIR = Path(os.environ.get("TMPDIR", "/tmp")) / f"aeterna-bridge-tests-cache-{os.getuid()}"
+
+
 def bridge_client(url: str, extensions: Path, data_dir: Path, token: str | None = None) -> Client:
     env = clean_env()
     args = [
         "bridge", "--server", url, "--extensions", str(extensions), "--data-dir", str(data_dir),
-        "--call-timeout-ms", "5000", "--connect-timeout-ms", "2000",
+        "--call-timeout-ms", "5000", "--connect-timeout-ms", "2000", "--cache-dir", str(CACHE_DIR),
     ]
     if token is not None:
         env["BRIDGE_TEST_TOKEN"] = token
@@ -150,8 +154,8 @@ async def test_bridge_forwards_the_server_tools_and_runs_the_samples(serve, tmp_
         assert "- [ ] write the migration (owner: ana)" in run["output"]
 
         # State persists across calls of a session, and is per session.
-        assert (await apply(bridge, "plain-text", "a"))["output"].endswith("a[probe:1]")
-        assert (await apply(bridge, "plain-text", "b"))["output"].endswith("b[probe:2]")
+        assert (await apply(bridge, "plain-text", "a", session="st"))["output"].endswith("a[probe:1]")
+        assert (await apply(bridge, "plain-text", "b", session="st"))["output"].endswith("b[probe:2]")
         assert (await apply(bridge, "plain-text", "c", session="s2"))["output"].endswith("c[probe:1]")
 
         prompt = await call_ok(bridge, "extensions_prompt", {})
@@ -170,7 +174,7 @@ async def test_bridge_forwards_the_server_tools_and_runs_the_samples(serve, tmp_
             bridge, "extensions_apply", {"hook": "plain-text", "payload": "x", "session": ""}
         )
         assert "invalid arguments" in await call_err(bridge, "extensions_apply", {"hook": "plain-text"})
-        assert (await apply(bridge, "plain-text", "d"))["output"].endswith("d[probe:3]")
+        assert (await apply(bridge, "plain-text", "d", session="st"))["output"].endswith("d[probe:3]")
 
 
 async def test_a_wrong_token_and_a_missing_directory_are_reported_not_fatal(serve, tmp_path):
@@ -306,7 +310,7 @@ async def _queue_empty(queue: Path) -> bool:
 
 async def test_server_side_extensions_keep_state_per_tenant(serve, tmp_path):
     ext = extensions_dir(tmp_path / "ext", ["secret_redactor"])
-    config = TWO_TENANTS + f'\n[extensions]\ndir = "{ext}"\n'
+    config = TWO_TENANTS + f'\n[extensions]\ndir = "{ext}"\n[extensions.host]\ncache_dir = "{CACHE_DIR}"\n'
     server = serve(config)
     async with http_client(server, ALPHA_TOKEN) as alpha, http_client(server, BETA_TOKEN) as beta:
         await eventually(lambda: _has(alpha, "probe"))

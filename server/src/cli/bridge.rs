@@ -33,6 +33,9 @@ pub struct BridgeArgs {
     /// Host configuration (TOML, `aeterna_host::HostConfig`): limits, quarantine, cache…
     #[arg(long, value_name = "FILE")]
     pub host_config: Option<PathBuf>,
+    /// Directory of precompiled components [default: <data dir>/component-cache].
+    #[arg(long, env = "AETERNA_CACHE_DIR", value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
     /// Longest a forwarded call may take, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 30_000)]
     pub call_timeout_ms: u64,
@@ -68,6 +71,9 @@ pub async fn run(args: BridgeArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot read the host configuration {}", path.display()))?;
         config.host = toml::from_str::<HostConfig>(&text)
             .with_context(|| format!("invalid host configuration {}", path.display()))?;
+    }
+    if let Some(dir) = args.cache_dir {
+        config.host.cache_dir = Some(dir);
     }
     if let Some(var) = &args.token_env {
         match std::env::var(var) {
