@@ -154,6 +154,8 @@ impl<'de> Deserialize<'de> for RedisUrl {
         let url = String::deserialize(deserializer)?;
         RedisUrl::parse(&url).map_err(serde::de::Error::custom)
     }
+}
+
 /// Server-side extensions: an operator's directory of components, watched and hot-reloaded,
 /// run by `extensions_apply` with state per tenant and session.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
