@@ -103,10 +103,9 @@ const SLACK_WEBHOOK: &str =
     r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{8,}";
 /// Header and payload are base64url JSON objects, so both start with `eyJ` (`{"`).
 const JWT: &str = r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*";
-/// User and password are RFC 3986 user-info characters (no quotes, spaces, `/`, `@`); the user
-/// may be empty (`redis://:password@host`).
+/// User and password are RFC 3986 user-info characters (no quotes, spaces, `/`, `@`).
 const URL_PASSWORD: &str =
-    r"\b[A-Za-z][A-Za-z0-9+.-]*://[A-Za-z0-9._~%!$&()*+,;=-]*:[A-Za-z0-9._~%!$&()*+,;=:-]+@";
+    r"\b[A-Za-z][A-Za-z0-9+.-]*://[A-Za-z0-9._~%!$&()*+,;=-]+:[A-Za-z0-9._~%!$&()*+,;=:-]+@";
 const BEARER: &str = r"(?i:\bbearer)[ \t]+[A-Za-z0-9._~+/-]{20,}=*";
 /// A key whose last word is credential-like, optionally quoted (also JSON-escaped), then `=`,
 /// `:`, `=>` or `:=`. The value is parsed by [`assignment::value`].

@@ -243,3 +243,21 @@ impl<'a> Redaction<'a> {
             })
     }
 }
+
+/// A connection URL (`redis://user:password@host/…`, `postgres://…`) with whatever precedes the
+/// `@` of its authority, except a user name, replaced by `[REDACTED:url-password]`: for showing
+/// configured URLs in logs and errors, where the password may be empty-user (`redis://:pw@h`) or
+/// contain characters the text detectors do not expect.
+pub fn redact_url_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => {
+            let user = rest[..at].split_once(':').map_or("", |(user, _)| user);
+            format!("{scheme}://{user}:[REDACTED:url-password]{}", &rest[at..])
+        }
+        None => url.to_owned(),
+    }
+}

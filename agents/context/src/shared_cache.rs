@@ -86,7 +86,7 @@ impl fmt::Debug for SharedCacheConfig {
 
 /// `url` with any password redacted, for logs and errors (by the one secret redactor).
 pub fn redacted_url(url: &str) -> String {
-    aeterna_redact::redact(url).into_text().into_owned()
+    aeterna_redact::redact_url_password(url)
 }
 
 /// The cache store as `/readyz` reports it.

@@ -129,7 +129,7 @@ impl RedisStateConfig {
 
 /// `url` with any password redacted, for logs and errors (by the one secret redactor).
 fn redacted_url(url: &str) -> String {
-    aeterna_redact::redact(url).into_text().into_owned()
+    aeterna_redact::redact_url_password(url)
 }
 
 /// The Redis-backed [`StateStore`]; see the module docs.
