@@ -46,7 +46,9 @@ pub struct StoreStats {
 /// Whether one store answers.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct StoreHealth {
-    /// `records`, `vectors` or `agents` (the agents' tables beside PostgreSQL).
+    /// `records`, `vectors` or `agents` (the agents' tables beside PostgreSQL): the key it is
+    /// reported under.
+    #[serde(skip)]
     pub store: &'static str,
     pub backend: &'static str,
     /// `ok` or `down`.

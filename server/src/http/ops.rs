@@ -16,7 +16,8 @@ pub async fn healthz() -> impl IntoResponse {
     Json(json!({ "status": "ok" }))
 }
 
-/// Readiness: every store answers. With LLM providers configured, their circuit breakers
+/// Readiness: every store answers. `stores` names each (`records`, `vectors`, `agents` beside
+/// PostgreSQL, `cache`) with its `backend` and `status` (`ok` or `down`, and `error`). With LLM providers configured, their circuit breakers
 /// (closed, open, half-open) and last errors are in `llm`; an open breaker does not make the
 /// server unready, since every role falls back to its deterministic path. `stores.cache` says
 /// where the context cache lives (`in-process` or `redis`) and how it is: `ok`, `degraded`
@@ -25,7 +26,6 @@ pub async fn healthz() -> impl IntoResponse {
 /// since assemblies then run uncached.
 pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
     let mut ready = json!({ "status": "ready" });
-    ready["stores"] = json!({ "cache": cache_health(&state).await });
     if state.llm.is_enabled() {
         ready["llm"] = json!({ "providers": state.llm.health() });
     }
@@ -51,7 +51,12 @@ pub async fn readyz(State(state): State<AppState>) -> impl IntoResponse {
         );
         StatusCode::SERVICE_UNAVAILABLE
     };
-    ready["stores"] = json!(stores);
+    let mut by_name = serde_json::Map::new();
+    for store in &stores {
+        by_name.insert(store.store.to_string(), json!(store));
+    }
+    by_name.insert("cache".into(), cache_health(&state).await);
+    ready["stores"] = serde_json::Value::Object(by_name);
     (status, Json(ready))
 }
 
