@@ -7,7 +7,7 @@ use aeterna_context::{ContextArchitect, SharedCacheConfig, SharedResultCache};
 use aeterna_hindsight::HindsightService;
 use aeterna_llm::LlmRoles;
 use aeterna_memory::MemoryService;
-use aeterna_memory::storage::postgres::{PgDatabase, redact_url};
+use aeterna_memory::storage::postgres::PgDatabase;
 use aeterna_memory::storage::sqlite::SqliteDatabase;
 use aeterna_meta::MetaService;
 use aeterna_notes::{DistillerChain, NotesService};
@@ -94,7 +94,7 @@ impl AppState {
                     format!("cannot open the memory stores in {}", data_dir.display())
                 })?,
             Some(url) => {
-                let shown = redact_url(url);
+                let shown = aeterna_redact::redact_url_password(url);
                 let db = PgDatabase::connect(url, &config.memory.postgres)
                     .await
                     .with_context(|| {

@@ -1,12 +1,46 @@
-//! SQL conditions for a [`MemoryFilter`], appended to a query over `memories m`.
+//! SQL shared by the SQL backends: conditions for a [`MemoryFilter`], appended to a query over
+//! `memories m`, and the `UPDATE` of a [`RecordChange`]. [`QueryBuilder`] writes each
+//! database's placeholders.
 
 use sqlx::{Database, Encode, QueryBuilder, Type};
 
 use crate::model::MemoryFilter;
+use crate::storage::RecordChange;
+
+/// `UPDATE memories SET …` for the fields `change` sets, on the record at `seq`.
+pub(crate) fn update_statement<DB>(change: &RecordChange, seq: i64) -> QueryBuilder<DB>
+where
+    DB: Database,
+    DB::Arguments: Default,
+    for<'t> String: Encode<'t, DB> + Type<DB>,
+    for<'t> i64: Encode<'t, DB> + Type<DB>,
+{
+    let mut builder = QueryBuilder::<DB>::new("UPDATE memories SET updated_at = ");
+    builder.push_bind(change.updated_at);
+    if let Some(content) = &change.content {
+        builder
+            .push(", content = ")
+            .push_bind(content.content.clone());
+        builder
+            .push(", content_hash = ")
+            .push_bind(content.content_hash.clone());
+    }
+    if let Some(tags) = &change.tags {
+        builder
+            .push(", tags = ")
+            .push_bind(serde_json::to_string(tags).expect("tags serialise"));
+    }
+    if let Some(metadata) = &change.metadata {
+        builder
+            .push(", metadata = ")
+            .push_bind(metadata.to_string());
+    }
+    builder.push(" WHERE seq = ").push_bind(seq);
+    builder
+}
 
 /// Appends ` AND …` conditions restricting `m` to the filter's scopes (any of them), kinds
 /// (any of them) and tags (all of them). Values are bound, never spliced into the SQL.
-/// Shared by every SQL backend: [`QueryBuilder`] writes each database's placeholders.
 pub(crate) fn push_filter<DB>(builder: &mut QueryBuilder<DB>, filter: &MemoryFilter)
 where
     DB: Database,

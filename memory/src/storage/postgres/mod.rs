@@ -59,8 +59,6 @@ impl Default for PostgresConfig {
 #[derive(Clone, Debug)]
 pub struct PgDatabase {
     pub pool: PgPool,
-    /// The URL with its password replaced, for messages.
-    display_url: String,
 }
 
 impl PgDatabase {
@@ -68,7 +66,7 @@ impl PgDatabase {
     /// migration. An unreachable server or a refused login is an error naming the URL
     /// (password redacted).
     pub async fn connect(url: &str, config: &PostgresConfig) -> Result<Self> {
-        let display_url = redact_url(url);
+        let display_url = aeterna_redact::redact_url_password(url);
         let context = |what: &str| format!("{what} PostgreSQL at {display_url} (database_url)");
         let options: PgConnectOptions = url
             .parse()
@@ -127,44 +125,6 @@ impl PgDatabase {
             .run(&pool)
             .await
             .map_err(|error| MemoryError::storage(context("applying migrations to"), error))?;
-        Ok(PgDatabase { pool, display_url })
-    }
-
-    /// The URL, password redacted.
-    pub fn display_url(&self) -> &str {
-        &self.display_url
-    }
-}
-
-/// `postgres://user:secret@host/db` → `postgres://user:***@host/db`.
-pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    match authority.rsplit_once('@') {
-        Some((credentials, host)) => match credentials.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:***@{host}{path}"),
-            None => url.to_string(),
-        },
-        None => url.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::redact_url;
-
-    #[test]
-    fn passwords_never_reach_messages() {
-        assert_eq!(
-            redact_url("postgres://app:s3cret@db.internal:5432/aeterna"),
-            "postgres://app:***@db.internal:5432/aeterna"
-        );
-        assert_eq!(
-            redact_url("postgres://app@db/aeterna"),
-            "postgres://app@db/aeterna"
-        );
-        assert_eq!(redact_url("not a url"), "not a url");
+        Ok(PgDatabase { pool })
     }
 }

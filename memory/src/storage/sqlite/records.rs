@@ -7,7 +7,7 @@ use super::json::{records_as_json, records_from_json};
 use super::{SqliteConfig, SqliteDatabase};
 use crate::error::{MemoryError, Result};
 use crate::model::{MemoryFilter, MemoryRecord, Scope};
-use crate::storage::filter::push_filter;
+use crate::storage::filter::{push_filter, update_statement};
 use crate::storage::lexical_index::{IndexedText, LexicalIndex};
 use crate::storage::rows::{
     RECORD_COLUMNS, RECORD_COLUMNS_NO_CONTENT, blob_to_vector, parse_id, parse_layer, parse_tags,
@@ -314,36 +314,16 @@ impl RecordStore for SqliteRecordStore {
         let seq: i64 = found.get(0);
         let scope = Scope::new(parse_layer(found.get(1))?, found.get::<String, _>(2));
 
-        let mut builder = QueryBuilder::<Sqlite>::new("UPDATE memories SET updated_at = ");
-        builder.push_bind(change.updated_at);
-        if let Some(content) = &change.content {
-            if let Some((other, existing)) =
+        if let Some(content) = &change.content
+            && let Some((other, existing)) =
                 Self::duplicate_in(&mut tx, tenant_id, &scope, &content.content_hash).await?
-                && other != seq
-            {
-                return Ok(UpdateOutcome::Duplicate {
-                    existing: existing.id,
-                });
-            }
-            builder
-                .push(", content = ")
-                .push_bind(content.content.clone());
-            builder
-                .push(", content_hash = ")
-                .push_bind(content.content_hash.clone());
+            && other != seq
+        {
+            return Ok(UpdateOutcome::Duplicate {
+                existing: existing.id,
+            });
         }
-        if let Some(tags) = &change.tags {
-            builder
-                .push(", tags = ")
-                .push_bind(serde_json::to_string(tags).expect("tags serialise"));
-        }
-        if let Some(metadata) = &change.metadata {
-            builder
-                .push(", metadata = ")
-                .push_bind(metadata.to_string());
-        }
-        builder.push(" WHERE seq = ").push_bind(seq);
-        builder
+        update_statement::<Sqlite>(&change, seq)
             .build()
             .execute(&mut *tx)
             .await
