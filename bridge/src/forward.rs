@@ -168,7 +168,8 @@ impl Forwarder {
     }
 }
 
-fn result_text(result: &CallToolResult) -> String {
+/// The text blocks of a result, joined.
+pub(crate) fn result_text(result: &CallToolResult) -> String {
     let text: Vec<&str> = result
         .content
         .iter()

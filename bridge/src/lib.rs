@@ -12,6 +12,9 @@
 //! * [`remote`] — the MCP client to the memory server: reconnection with backoff, bounded calls,
 //!   the last tool list cached on disk.
 //! * [`queue`] — the durable, bounded write queue; [`forward`] — forwarding and delivery.
+//! * [`commands`] — the local command runner (`meta_run_local`): a client-driven Meta-Agent
+//!   loop's build and test commands run here, from the bridge's allow-list, reported to the
+//!   server's loop.
 //! * [`mcp`] — [`BridgeMcp`](mcp::BridgeMcp), the stdio server handler.
 //!
 //! # Guarantees
@@ -21,6 +24,7 @@
 //! * A `memory_add` or `trajectory_capture` made while the server is unreachable is on disk
 //!   before the call returns, and is removed only after the server acknowledged it.
 
+pub mod commands;
 pub mod extensions;
 pub mod forward;
 pub mod mcp;
@@ -33,6 +37,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use aeterna_host::state::{RedisStateConfig, RedisStateStore};
 use aeterna_host::{ExtensionHost, HostConfig};
 use anyhow::Context;
 use rmcp::ServiceExt;
@@ -57,6 +62,22 @@ pub struct BridgeConfig {
     /// How long start-up waits for the server before serving without it.
     pub initial_connect_wait: Duration,
     pub debounce: Duration,
+    /// Where extension state lives.
+    pub state: StateBackend,
+    /// The local command runner's allow-list (`--commands`); without it `meta_run_local` is
+    /// not offered.
+    pub commands: Option<aeterna_meta::MetaConfig>,
+}
+
+/// Where the extensions' state lives.
+#[derive(Debug, Clone, Default)]
+pub enum StateBackend {
+    /// In the bridge process (lost when it exits).
+    #[default]
+    Memory,
+    /// In Redis: survives bridge restarts and is shared by the bridges that use the same Redis
+    /// and key prefix. The quota is the host's (`state.quota_bytes`).
+    Redis(RedisStateConfig),
 }
 
 impl BridgeConfig {
@@ -69,6 +90,8 @@ impl BridgeConfig {
             queue: QueueLimits::default(),
             initial_connect_wait: Duration::from_secs(2),
             debounce: watch::DEFAULT_DEBOUNCE,
+            state: StateBackend::Memory,
+            commands: None,
         }
     }
 }
@@ -95,8 +118,16 @@ impl Bridge {
         if config.host.cache_dir.is_none() {
             config.host.cache_dir = Some(config.data_dir.join("component-cache"));
         }
-        let host = ExtensionHost::new(config.host.clone())
-            .context("invalid extension host configuration")?;
+        let host = match &config.state {
+            StateBackend::Memory => ExtensionHost::new(config.host.clone()),
+            StateBackend::Redis(redis) => {
+                let mut redis = redis.clone();
+                redis.quota_bytes = config.host.state.quota_bytes;
+                let store = RedisStateStore::connect(redis).await?;
+                ExtensionHost::with_state_store(config.host.clone(), Arc::new(store))
+            }
+        }
+        .context("invalid extension host configuration")?;
         let dir = std::path::absolute(&config.extensions_dir)
             .unwrap_or_else(|_| config.extensions_dir.clone());
         let extensions = Extensions::new(host, dir);
@@ -116,7 +147,7 @@ impl Bridge {
                 "starting without the memory server; its tools answer with an error until it is reachable"
             );
         }
-        let handler = BridgeMcp::new(extensions.clone(), forwarder.clone());
+        let handler = BridgeMcp::new(extensions.clone(), forwarder.clone(), config.commands);
         Ok(Self {
             handler,
             extensions,

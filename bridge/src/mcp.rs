@@ -14,6 +14,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use tracing::Instrument;
 
+use crate::commands;
 use crate::extensions::Extensions;
 use crate::forward::Forwarder;
 use crate::remote::RemoteError;
@@ -36,16 +37,27 @@ pub struct BridgeMcp {
     extensions: Arc<Extensions>,
     forwarder: Arc<Forwarder>,
     local_tools: Arc<Vec<Tool>>,
+    /// The local command runner's allow-list (`--commands`), if any.
+    commands: Option<Arc<aeterna_meta::MetaConfig>>,
     /// The stdio client, once initialised: told when the server's tool list changes.
     client: Arc<OnceLock<Peer<RoleServer>>>,
 }
 
 impl BridgeMcp {
-    pub fn new(extensions: Arc<Extensions>, forwarder: Arc<Forwarder>) -> Self {
+    pub fn new(
+        extensions: Arc<Extensions>,
+        forwarder: Arc<Forwarder>,
+        commands: Option<aeterna_meta::MetaConfig>,
+    ) -> Self {
+        let mut local_tools = tools::definitions();
+        if commands.is_some() {
+            local_tools.push(commands::definition());
+        }
         let bridge = Self {
             extensions,
             forwarder,
-            local_tools: Arc::new(tools::definitions()),
+            local_tools: Arc::new(local_tools),
+            commands: commands.map(Arc::new),
             client: Arc::default(),
         };
         bridge.spawn_tool_list_notifier();
@@ -59,10 +71,14 @@ impl BridgeMcp {
         all.extend(
             remote
                 .iter()
-                .filter(|tool| !tools::is_extension_tool(&tool.name))
+                .filter(|tool| !Self::is_local_tool(&tool.name))
                 .cloned(),
         );
         all
+    }
+
+    fn is_local_tool(name: &str) -> bool {
+        tools::is_extension_tool(name) || name == commands::RUN_LOCAL
     }
 
     /// Sends `notifications/tools/list_changed` after each reconnection.
@@ -119,9 +135,19 @@ impl ServerHandler for BridgeMcp {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let tool = request.name.to_string();
+        if tool == commands::RUN_LOCAL {
+            let result = commands::run_local(
+                self.commands.as_deref(),
+                &self.forwarder,
+                request.arguments,
+                &context.ct,
+            )
+            .await;
+            return Ok(result.into());
+        }
         if let Some(result) = tools::call(
             &self.extensions,
             LOCAL_TENANT,

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use aeterna_context::{ContextArchitect, SharedCacheConfig, SharedResultCache};
 use aeterna_hindsight::HindsightService;
+use aeterna_host::state::{RedisStateConfig, RedisStateStore};
 use aeterna_llm::LlmRoles;
 use aeterna_memory::MemoryService;
 use aeterna_memory::storage::postgres::PgDatabase;
@@ -19,6 +20,8 @@ use crate::metrics::Metrics;
 
 /// Prefix of the shared context cache's keys in Redis.
 const SHARED_CACHE_PREFIX: &str = "aeterna:ctx";
+/// Prefix of server-side extension state in Redis.
+const EXTENSION_STATE_PREFIX: &str = "aeterna:ext-state";
 
 /// Where trajectory events go when the store is down at shutdown (in the data dir).
 const TRAJECTORY_SPILL_FILE: &str = "trajectory-spill.jsonl";
@@ -50,8 +53,9 @@ pub struct ServerExtensions {
 
 impl ServerExtensions {
     /// Starts the host over `[extensions] dir` (inside a Tokio runtime). The directory is
-    /// loaded and watched in the background; a missing one is reported and retried.
-    fn start(config: &Config) -> anyhow::Result<Option<Self>> {
+    /// loaded and watched in the background; a missing one is reported and retried. With
+    /// `redis_url`, extension state lives in Redis, shared by every instance.
+    async fn start(config: &Config) -> anyhow::Result<Option<Self>> {
         let Some(dir) = &config.extensions.dir else {
             return Ok(None);
         };
@@ -59,8 +63,22 @@ impl ServerExtensions {
         if host_config.cache_dir.is_none() {
             host_config.cache_dir = Some(config.data_dir()?.join("component-cache"));
         }
-        let host = aeterna_host::ExtensionHost::new(host_config)
-            .context("invalid configuration: extensions.host")?;
+        let host = match &config.redis_url {
+            None => aeterna_host::ExtensionHost::new(host_config),
+            Some(url) => {
+                let store = RedisStateStore::connect(RedisStateConfig {
+                    url: url.expose().to_owned(),
+                    key_prefix: EXTENSION_STATE_PREFIX.into(),
+                    quota_bytes: host_config.state.quota_bytes,
+                    ..RedisStateConfig::default()
+                })
+                .await
+                .context("cannot keep extension state in Redis (redis_url)")?;
+                tracing::info!(redis_url = %url.redacted(), "extension state in Redis");
+                aeterna_host::ExtensionHost::with_state_store(host_config, Arc::new(store))
+            }
+        }
+        .context("invalid configuration: extensions.host")?;
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
         let extensions = aeterna_bridge::extensions::Extensions::new(host, dir);
         let watcher = aeterna_bridge::watch::DirWatcher::start(
@@ -159,7 +177,7 @@ impl AppState {
         let notes = NotesService::start_with(config.notes.clone(), memory.clone(), distillers)
             .context("cannot start the Note-Taking agent")?;
         notes.register_metrics(metrics.registry_mut());
-        let extensions = ServerExtensions::start(&config)?;
+        let extensions = ServerExtensions::start(&config).await?;
         let hindsight = Arc::new(hindsight);
         let meta = MetaService::start(
             config.meta.clone(),

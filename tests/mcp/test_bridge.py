@@ -8,7 +8,11 @@ import asyncio
 import os
 import shutil
 import socket
+import subprocess
+import sys
+import textwrap
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -77,11 +81,14 @@ def free_port() -> int:
 CACHE_DIR = Path(os.environ.get("TMPDIR", "/tmp")) / f"aeterna-bridge-tests-cache-{os.getuid()}"
 
 
-def bridge_client(url: str, extensions: Path, data_dir: Path, token: str | None = None) -> Client:
+def bridge_client(
+    url: str, extensions: Path, data_dir: Path, token: str | None = None, extra: list[str] | None = None
+) -> Client:
     env = clean_env()
     args = [
         "bridge", "--server", url, "--extensions", str(extensions), "--data-dir", str(data_dir),
         "--call-timeout-ms", "5000", "--connect-timeout-ms", "2000", "--cache-dir", str(CACHE_DIR),
+        *(extra or []),
     ]
     if token is not None:
         env["BRIDGE_TEST_TOKEN"] = token
@@ -334,3 +341,133 @@ async def test_without_an_extensions_dir_the_server_offers_no_extension_tools(se
     async with http_client(server, ALPHA_TOKEN) as alpha:
         names = {tool.name for tool in (await alpha.list_tools()).tools}
         assert not any(name.startswith("extensions_") for name in names)
+
+
+REDIS_URL = "redis://127.0.0.1:6379"
+
+
+async def test_bridge_state_in_redis_survives_a_bridge_restart(serve, tmp_path):
+    server = serve(TWO_TENANTS)
+    ext = extensions_dir(tmp_path / "ext", [])
+    session = f"redis-{uuid.uuid4()}"
+    for round_, data in enumerate(["first", "second"]):
+        extra = ["--state", REDIS_URL]
+        async with bridge_client(server.url, ext, tmp_path / data, ALPHA_TOKEN, extra) as bridge:
+            first = await apply(bridge, "plain-text", "a", session=session)
+            second = await apply(bridge, "plain-text", "b", session=session)
+            # The second bridge (another data dir, another process) continues the count.
+            assert first["output"].endswith(f"a[probe:{2 * round_ + 1}]"), first
+            assert second["output"].endswith(f"b[probe:{2 * round_ + 2}]"), second
+
+
+def test_bridge_refuses_an_unknown_state_backend_and_an_unreachable_redis(tmp_path):
+    for state, expected in [
+        ("postgres://somewhere", "expected `memory` or a Redis URL"),
+        ("redis://127.0.0.1:1", "cannot connect to `redis://127.0.0.1:1`"),
+    ]:
+        finished = subprocess.run(
+            [aeterna_bin(), "bridge", "--server", "http://127.0.0.1:1/mcp", "--extensions", str(tmp_path),
+             "--data-dir", str(tmp_path / "data"), "--state", state],
+            env=clean_env(), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+        )
+        assert finished.returncode != 0 and expected in finished.stderr, finished.stderr
+
+
+async def test_server_side_extension_state_is_shared_by_instances_through_redis(serve, tmp_path):
+    ext = extensions_dir(tmp_path / "ext", [])
+    # redis_url is a top-level key: it comes before the first table.
+    config = f'redis_url = "{REDIS_URL}"\n' + TWO_TENANTS + (
+        f'\n[extensions]\ndir = "{ext}"\n[extensions.host]\ncache_dir = "{CACHE_DIR}"\n'
+    )
+    first, second = serve(config), serve(config)
+    session = f"shared-{uuid.uuid4()}"
+    async with http_client(first, ALPHA_TOKEN) as one, http_client(second, ALPHA_TOKEN) as two, \
+            http_client(second, BETA_TOKEN) as beta:
+        await eventually(lambda: _has(one, "probe"))
+        await eventually(lambda: _has(two, "probe"))
+        assert (await apply(one, "plain-text", "a", session=session))["output"].endswith("a[probe:1]")
+        assert (await apply(two, "plain-text", "b", session=session))["output"].endswith("b[probe:2]")
+        # Another tenant, same session id: its own state, on either instance.
+        assert (await apply(beta, "plain-text", "c", session=session))["output"].endswith("c[probe:1]")
+
+
+PROJECT_TEST = textwrap.dedent(
+    """\
+    import unittest
+
+    from calc import add
+
+
+    class CalcTest(unittest.TestCase):
+        def test_add(self):
+            self.assertEqual(add(1, 2), 3)
+    """
+)
+
+
+def commands_file(path: Path, root: Path) -> Path:
+    path.write_text(
+        f'allowed_roots = ["{root}"]\ntest_timeout_ms = 20000\n'
+        f'[commands.py-test]\nargv = ["{sys.executable}", "-m", "unittest", "-v"]\n'
+        f'[commands.sleepy]\nargv = ["{sys.executable}", "-c", "import time; time.sleep(30)"]\n'
+    )
+    return path
+
+
+async def test_local_command_runner_drives_a_client_driven_loop(serve, tmp_path):
+    server = serve(TWO_TENANTS)
+    project = tmp_path / "projects" / "calc"
+    project.mkdir(parents=True)
+    (project / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (project / "test_calc.py").write_text(PROJECT_TEST)
+    commands = commands_file(tmp_path / "commands.toml", tmp_path / "projects")
+    ext = extensions_dir(tmp_path / "ext", [], probe=False)
+    extra = ["--commands", str(commands)]
+    async with bridge_client(server.url, ext, tmp_path / "bridge", ALPHA_TOKEN, extra) as bridge:
+        tools = {tool.name for tool in (await bridge.list_tools()).tools}
+        assert "meta_run_local" in tools and "meta_loop_start" in tools
+
+        started = await call_ok(bridge, "meta_loop_start", {"task": "make the calculator tests pass"})
+        loop_id = started["loop"]["loop_id"]
+        run = {"loop_id": loop_id, "phase": "test", "command": "py-test", "working_dir": str(project)}
+
+        failed = await call_ok(bridge, "meta_run_local", run)
+        assert failed["run"]["success"] is False and failed["run"]["exit_code"] == 1, failed["run"]
+        loop = failed["step"]["loop"]
+        assert loop["last_test"]["status"] == "failed", loop["last_test"]
+        assert "AssertionError" in loop["last_test"]["output"]
+        assert loop["last_test"]["failing_tests"], loop["last_test"]
+        assert loop["last_improve"]["action"] in {"refine", "retry"}, loop["last_improve"]
+
+        # The agent fixes the code; the next local run succeeds and ends the loop.
+        (project / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+        passed = await call_ok(bridge, "meta_run_local", run)
+        assert passed["run"]["success"] is True and passed["run"]["exit_code"] == 0
+        assert passed["step"]["loop"]["state"] == "succeeded", passed["step"]["loop"]
+        assert passed["step"]["next"]["action"] == "done"
+
+        # Only the allow-list runs, only inside its roots, within its limits.
+        second = (await call_ok(bridge, "meta_loop_start", {"task": "another"}))["loop"]["loop_id"]
+        assert "`command` is `rm`, which is not in the operator's allow-list" in await call_err(
+            bridge, "meta_run_local", {**run, "loop_id": second, "command": "rm"}
+        )
+        assert "`working_dir`" in await call_err(
+            bridge, "meta_run_local", {**run, "loop_id": second, "working_dir": str(tmp_path)}
+        )
+        assert "`timeout_ms` is 99999999" in await call_err(
+            bridge, "meta_run_local", {**run, "loop_id": second, "timeout_ms": 99_999_999}
+        )
+        # A command that outlives its timeout is killed, and the loop hears of it.
+        slow = await call_ok(
+            bridge, "meta_run_local", {**run, "loop_id": second, "command": "sleepy", "timeout_ms": 300}
+        )
+        assert slow["run"]["timed_out"] is True and slow["run"]["duration_ms"] < 10_000, slow["run"]
+        assert slow["step"]["loop"]["last_test"]["status"] == "failed"
+        # An unknown loop: the server's error, with the run kept for the agent.
+        unknown = await call_err(bridge, "meta_run_local", {**run, "loop_id": str(uuid.uuid4())})
+        assert "meta_loop_step failed" in unknown and '"success":true' in unknown, unknown
+
+    # Without --commands the tool is not offered, and calling it says how to enable it.
+    async with bridge_client(server.url, ext, tmp_path / "bridge2", ALPHA_TOKEN) as bridge:
+        assert "meta_run_local" not in {tool.name for tool in (await bridge.list_tools()).tools}
+        assert "--commands" in await call_err(bridge, "meta_run_local", run)

@@ -5,8 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use aeterna_bridge::BridgeConfig;
+use aeterna_bridge::{BridgeConfig, StateBackend};
 use aeterna_host::HostConfig;
+use aeterna_host::state::RedisStateConfig;
+use aeterna_meta::MetaConfig;
 use anyhow::Context;
 
 use crate::config::LogFormat;
@@ -27,9 +29,15 @@ pub struct BridgeArgs {
     /// $XDG_DATA_HOME/aeterna/bridge or ~/.local/share/aeterna/bridge].
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
-    /// Extension state backend; only `memory` (per bridge process) for now.
-    #[arg(long, value_name = "memory", default_value = "memory")]
+    /// Where extension state lives: `memory` (this process) or a Redis URL
+    /// (`redis://[user:password@]host:port[/db]`), where it survives restarts and is shared by
+    /// every bridge on that Redis.
+    #[arg(long, value_name = "memory|redis://…", default_value = "memory")]
     pub state: String,
+    /// The local command runner's allow-list (TOML, as the server's `[meta]` table:
+    /// `allowed_roots`, `[commands.NAME] argv = […]`, timeouts); enables `meta_run_local`.
+    #[arg(long, value_name = "FILE")]
+    pub commands: Option<PathBuf>,
     /// Host configuration (TOML, `aeterna_host::HostConfig`): limits, quarantine, cache…
     #[arg(long, value_name = "FILE")]
     pub host_config: Option<PathBuf>,
@@ -55,17 +63,16 @@ pub struct BridgeArgs {
 
 pub async fn run(args: BridgeArgs) -> anyhow::Result<ExitCode> {
     crate::telemetry::init(args.log_format, "info");
-    if args.state != "memory" {
-        anyhow::bail!(
-            "--state {}: only `memory` is supported by the bridge for now",
-            args.state
-        );
-    }
+    let state = state_backend(&args.state)?;
     let data_dir = match args.data_dir {
         Some(dir) => dir,
         None => crate::config::default_data_dir()?.join("bridge"),
     };
     let mut config = BridgeConfig::new(args.server, args.extensions, data_dir);
+    config.state = state;
+    if let Some(path) = &args.commands {
+        config.commands = Some(read_commands(path)?);
+    }
     if let Some(path) = &args.host_config {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the host configuration {}", path.display()))?;
@@ -90,4 +97,41 @@ pub async fn run(args: BridgeArgs) -> anyhow::Result<ExitCode> {
     config.queue.max_bytes = args.queue_max_bytes;
     aeterna_bridge::serve_stdio(config).await?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--state`: `memory` or a Redis URL.
+fn state_backend(value: &str) -> anyhow::Result<StateBackend> {
+    if value == "memory" {
+        return Ok(StateBackend::Memory);
+    }
+    if value.starts_with("redis://") || value.starts_with("rediss://") {
+        return Ok(StateBackend::Redis(RedisStateConfig {
+            url: value.to_owned(),
+            key_prefix: "aeterna:bridge-state".into(),
+            ..RedisStateConfig::default()
+        }));
+    }
+    anyhow::bail!(
+        "--state {}: expected `memory` or a Redis URL (redis://host:port)",
+        aeterna_redact::redact_url_password(value)
+    )
+}
+
+/// `--commands FILE`: the allow-list, checked as the server checks `[meta]`.
+fn read_commands(path: &std::path::Path) -> anyhow::Result<MetaConfig> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("--commands: cannot read {}", path.display()))?;
+    let config: MetaConfig = toml::from_str(&text)
+        .with_context(|| format!("--commands: invalid allow-list {}", path.display()))?;
+    config
+        .validate()
+        .map_err(|error| anyhow::anyhow!("--commands {}: {error}", path.display()))?;
+    if config.commands.is_empty() || config.allowed_roots.is_empty() {
+        anyhow::bail!(
+            "--commands {}: name at least one command ([commands.NAME] argv = [...]) and one \
+             directory in allowed_roots",
+            path.display()
+        );
+    }
+    Ok(config)
 }
