@@ -246,7 +246,7 @@ mod tests {
     }
 
     // The contract every store shares is the suite in `aeterna_testkit::state_store`, run in
-    // `tests/state_store.rs`; these cases are about what only this store does: its total bound.
+    // `tests/integration/state_store.rs`; these cases are about what only this store does: its total bound.
 
     #[tokio::test]
     async fn the_total_counts_bytes_and_overhead() {

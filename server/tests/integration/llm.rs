@@ -2,10 +2,9 @@
 //! writes the summaries MCP tools return, and `/readyz` and `/metrics` show each provider's
 //! circuit breaker and the tokens used per tenant and role.
 
-#[path = "../../llm/tests/standin/mod.rs"]
-mod standin;
+use crate::standin;
 
-mod common;
+use crate::common;
 
 use aeterna_llm::{Api, BreakerConfig, LlmConfig, ProviderConfig, RetryConfig};
 use aeterna_server::config::{Config, Overrides};

@@ -2,7 +2,7 @@
 //! its capture queue to storage before exiting, and after a restart every acknowledged event
 //! is there (note_distill covers exactly the acknowledged events).
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

@@ -3,7 +3,7 @@
 //! or hangs, as a remote store can: the callback that needed it faults (and nothing it wrote is
 //! committed), the chain goes on, the host stays up.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};

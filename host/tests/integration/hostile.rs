@@ -1,7 +1,7 @@
 //! Hostile components, built from source, run in the real host. In every case the host stays up,
 //! the rest of the chain runs, and state written by the faulting callback is discarded.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

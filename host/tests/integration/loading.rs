@@ -1,6 +1,6 @@
 //! Loading, validation, reload/unload and the compile cache, with real components.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! host with their example manifests and the default limits. Skipped, with the reason printed,
 //! only where those toolchains cannot be installed.
 
-mod common;
+use crate::common;
 
 use aeterna_host::{ExtensionHost, FaultKind, HostConfig, Outcome, StateScope};
 use aeterna_testkit::ExtensionsDir;

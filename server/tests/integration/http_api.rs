@@ -1,7 +1,7 @@
 //! The HTTP layer over real HTTP on an ephemeral loopback port: MCP through rmcp's client,
 //! the REST API and the operations endpoints through reqwest.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -3,7 +3,7 @@
 //! oversized requests, too many or foreign MCP sessions, malformed JSON-RPC, and a shutdown
 //! under load that must answer or refuse every request it accepted.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

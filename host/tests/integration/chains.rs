@@ -1,6 +1,6 @@
 //! Chains over real components: order, chaining, state, fail-open/closed, quarantine, tags.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //!
 //! Memory bounds are measured in `bounded_memory.rs` (its own binary, with a counting allocator).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

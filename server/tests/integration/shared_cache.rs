@@ -4,7 +4,7 @@
 //! unreachable `redis_url` stops the start with an error naming it. Each test uses a tenant of
 //! its own, so runs sharing the Redis never meet.
 
-mod common;
+use crate::common;
 
 use aeterna_server::config::RedisUrl;
 use aeterna_server::state::AppState;

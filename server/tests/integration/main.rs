@@ -1,0 +1,14 @@
+//! The server's integration tests, one binary (each module was its own binary: one link, and
+//! `common` and the dependencies' generic code compiled once instead of seven times).
+
+mod common;
+#[path = "../../../llm/tests/standin/mod.rs"]
+mod standin;
+
+mod domain;
+mod ext_cli;
+mod http_api;
+mod http_hardening;
+mod llm;
+mod notes_shutdown;
+mod shared_cache;
