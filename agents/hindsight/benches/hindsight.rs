@@ -158,7 +158,10 @@ fn queries() -> Vec<(&'static str, String)> {
             for placeholder in aeterna_hindsight::signature::PLACEHOLDERS {
                 message = message.replace(placeholder, "value");
             }
-            all.push(("message", message));
+            // Some classes are only a code (`E0601` with no message): nothing to ask with.
+            if !message.trim().is_empty() {
+                all.push(("message", message));
+            }
         }
         let class = name
             .rsplit_once('/')
