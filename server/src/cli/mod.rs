@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+pub mod backup;
 pub mod bridge;
 pub mod ext;
 pub mod serve;
@@ -27,6 +28,8 @@ pub enum Command {
     /// Check and run WebAssembly extensions.
     #[command(subcommand)]
     Ext(ext::ExtCommand),
+    /// Copy the embedded database to a file, consistently, while the server runs.
+    Backup(backup::BackupArgs),
 }
 
 /// Parses the command line and runs the chosen subcommand.
@@ -48,6 +51,7 @@ pub fn main() -> ExitCode {
             Command::Mcp(args) => serve::run_mcp(args).await,
             Command::Ext(command) => ext::run(command).await,
             Command::Bridge(args) => bridge::run(args).await,
+            Command::Backup(args) => backup::run(args).await,
         }
     });
     match result {

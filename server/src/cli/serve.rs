@@ -46,7 +46,7 @@ pub struct McpArgs {
     pub common: CommonArgs,
 }
 
-fn load(common: &CommonArgs, listen: Option<SocketAddr>) -> anyhow::Result<Config> {
+pub(super) fn load(common: &CommonArgs, listen: Option<SocketAddr>) -> anyhow::Result<Config> {
     let overrides = Overrides {
         listen,
         data_dir: common.data_dir.clone(),

@@ -5,6 +5,7 @@ mod common;
 #[path = "../../../llm/tests/standin/mod.rs"]
 mod standin;
 
+mod backup;
 mod domain;
 mod ext_cli;
 mod http_api;

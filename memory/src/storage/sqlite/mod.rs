@@ -5,9 +5,11 @@
 //! of `migrations/sqlite` applied, and is shared: the memory service and the agents' own
 //! tables use the same pool.
 
+pub mod backup;
 mod json;
 mod records;
 
+pub use backup::backup_file;
 pub use records::SqliteRecordStore;
 
 use std::fs::{File, OpenOptions};
@@ -47,6 +49,9 @@ pub struct SqliteConfig {
     /// and the common words it leaves out weigh little in BM25 and are still matched by the
     /// vector search.
     pub lexical_max_postings: usize,
+    /// Copies of the database kept in `<data dir>/backups/`, each made just before a migration
+    /// changed the existing database (3; 0 migrates without a copy).
+    pub migration_backups: usize,
 }
 
 impl Default for SqliteConfig {
@@ -57,6 +62,7 @@ impl Default for SqliteConfig {
             cache_kib: 16 * 1024,
             mmap_bytes: 1 << 30,
             lexical_max_postings: 5_000,
+            migration_backups: 3,
         }
     }
 }
@@ -103,6 +109,7 @@ impl SqliteDatabase {
             .connect_with(options)
             .await
             .map_err(|error| MemoryError::storage(format!("opening {}", path.display()), error))?;
+        backup::before_migrations(&pool, data_dir, config.migration_backups).await?;
         MIGRATOR.run(&pool).await.map_err(|error| {
             MemoryError::storage(format!("applying migrations to {}", path.display()), error)
         })?;
