@@ -200,10 +200,10 @@ async fn report(
     step.insert("success".into(), run.success.into());
     step.insert("output".into(), outcome.output.clone().into());
     step.insert("duration_ms".into(), run.duration_ms.into());
-    step.insert(
-        "notes".into(),
-        format!("ran `{}` locally through the bridge", outcome_command(&run)).into(),
-    );
+    // The agent's own notes win; otherwise the step says where it ran.
+    step.entry("notes").or_insert_with(|| {
+        format!("ran `{}` locally through the bridge", outcome_command(&run)).into()
+    });
     let request = CallToolRequestParams::new(STEP).with_arguments(step);
     let failure = match forwarder.remote().call_tool(request).await {
         Ok(CallToolResponse::Complete(answer)) if answer.is_error != Some(true) => {
