@@ -118,11 +118,10 @@ pub async fn run_local(
                 ));
             }
         };
-    let prepared = match prepare(config, &args) {
+    let (command, timeout) = match prepare(config, &args) {
         Ok(prepared) => prepared,
         Err(error) => return error_result(format!("{RUN_LOCAL}: {error}")),
     };
-    let (command, timeout) = prepared;
     let span = tracing::info_span!(
         "local_command",
         command = %command.name,
