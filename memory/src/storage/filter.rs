@@ -1,11 +1,41 @@
 //! SQL shared by the SQL backends: conditions for a [`MemoryFilter`], appended to a query over
-//! `memories m`, and the `UPDATE` of a [`RecordChange`]. [`QueryBuilder`] writes each
-//! database's placeholders.
+//! `memories m`, the `UPDATE` of a [`RecordChange`] and the page query of a [`ListQuery`].
+//! [`QueryBuilder`] writes each database's placeholders.
 
 use sqlx::{Database, Encode, QueryBuilder, Type};
 
 use crate::model::MemoryFilter;
-use crate::storage::RecordChange;
+use crate::storage::rows::{RECORD_COLUMNS, RECORD_COLUMNS_NO_CONTENT};
+use crate::storage::{ListQuery, RecordChange};
+
+/// One page of a tenant's records, newest first, with one row more than the page (it tells
+/// whether another page follows; see [`crate::storage::rows::list_page`]).
+pub(crate) fn list_statement<DB>(tenant_id: &str, query: &ListQuery) -> QueryBuilder<DB>
+where
+    DB: Database,
+    DB::Arguments: Default,
+    for<'t> String: Encode<'t, DB> + Type<DB>,
+    for<'t> i64: Encode<'t, DB> + Type<DB>,
+    for<'t> &'static str: Encode<'t, DB> + Type<DB>,
+{
+    let columns = if query.metadata_only {
+        RECORD_COLUMNS_NO_CONTENT
+    } else {
+        RECORD_COLUMNS
+    };
+    let mut builder = QueryBuilder::<DB>::new(format!(
+        "SELECT {columns} FROM memories m WHERE m.tenant_id = "
+    ));
+    builder.push_bind(tenant_id.to_string());
+    if let Some(before) = query.before {
+        builder.push(" AND m.seq < ").push_bind(before);
+    }
+    push_filter(&mut builder, &query.filter);
+    builder
+        .push(" ORDER BY m.seq DESC LIMIT ")
+        .push_bind(query.limit as i64 + 1);
+    builder
+}
 
 /// `UPDATE memories SET …` for the fields `change` sets, on the record at `seq`.
 pub(crate) fn update_statement<DB>(change: &RecordChange, seq: i64) -> QueryBuilder<DB>

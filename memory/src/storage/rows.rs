@@ -6,6 +6,7 @@ use uuid::Uuid;
 
 use crate::error::{MemoryError, Result};
 use crate::model::{Layer, MemoryRecord};
+use crate::storage::ListPage;
 
 /// The columns [`record`] decodes, in order, from `memories` (aliased `m` or not).
 pub(crate) const RECORD_COLUMNS: &str = "seq, id, tenant_id, layer, scope_id, kind, content, tags, \
@@ -73,6 +74,28 @@ where
         updated_at: column(row, 12)?,
     };
     Ok((seq, record))
+}
+
+/// The page of a [`list_statement`](crate::storage::filter::list_statement) query: at most
+/// `limit` records, and where the next page starts when the query found one row more.
+pub(crate) fn list_page<'r, R, DB>(rows: &'r [R], limit: usize) -> Result<ListPage>
+where
+    R: Row<Database = DB>,
+    DB: Database,
+    usize: ColumnIndex<R>,
+    i64: Decode<'r, DB> + Type<DB>,
+    String: Decode<'r, DB> + Type<DB>,
+    Option<String>: Decode<'r, DB> + Type<DB>,
+{
+    let mut items = Vec::with_capacity(rows.len().min(limit));
+    let mut last = None;
+    for row in rows.iter().take(limit) {
+        let (seq, record) = record(row)?;
+        last = Some(seq);
+        items.push(record);
+    }
+    let next = if rows.len() > limit { last } else { None };
+    Ok(ListPage { items, next })
 }
 
 /// Little-endian f32 components.

@@ -7,11 +7,11 @@ use super::json::{records_as_json, records_from_json};
 use super::{SqliteConfig, SqliteDatabase};
 use crate::error::{MemoryError, Result};
 use crate::model::{MemoryFilter, MemoryRecord, Scope};
-use crate::storage::filter::{push_filter, update_statement};
+use crate::storage::filter::{list_statement, update_statement};
 use crate::storage::lexical_index::{IndexedText, LexicalIndex};
 use crate::storage::rows::{
-    RECORD_COLUMNS, RECORD_COLUMNS_NO_CONTENT, blob_to_vector, parse_id, parse_layer, parse_tags,
-    record, vector_to_blob,
+    RECORD_COLUMNS, blob_to_vector, list_page, parse_id, parse_layer, parse_tags, record,
+    vector_to_blob,
 };
 use crate::storage::{
     Inserted, LexicalHit, ListPage, ListQuery, NewRecord, RecordChange, RecordCounts, RecordStore,
@@ -375,36 +375,12 @@ impl RecordStore for SqliteRecordStore {
     }
 
     async fn list(&self, tenant_id: &str, query: &ListQuery) -> Result<ListPage> {
-        let columns = if query.metadata_only {
-            RECORD_COLUMNS_NO_CONTENT
-        } else {
-            RECORD_COLUMNS
-        };
-        let mut builder = QueryBuilder::<Sqlite>::new(format!(
-            "SELECT {columns} FROM memories m WHERE m.tenant_id = "
-        ));
-        builder.push_bind(tenant_id.to_string());
-        if let Some(before) = query.before {
-            builder.push(" AND m.seq < ").push_bind(before);
-        }
-        push_filter(&mut builder, &query.filter);
-        builder
-            .push(" ORDER BY m.seq DESC LIMIT ")
-            .push_bind(query.limit as i64 + 1);
-        let rows = builder
+        let rows = list_statement::<Sqlite>(tenant_id, query)
             .build()
             .fetch_all(&self.db.pool)
             .await
             .map_err(failed("listing memories"))?;
-        let mut items = Vec::with_capacity(rows.len());
-        let mut last = None;
-        for row in rows.iter().take(query.limit) {
-            let (seq, record) = record(row)?;
-            last = Some(seq);
-            items.push(record);
-        }
-        let next = if rows.len() > query.limit { last } else { None };
-        Ok(ListPage { items, next })
+        list_page(&rows, query.limit)
     }
 
     async fn lexical_search(
