@@ -3,31 +3,28 @@
 
 use aeterna_context::{AssembledContext, ContextError, LayerSummary};
 use rmcp::handler::server::common::schema_for_output;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
-use serde::Serialize;
 
 use super::params::Parameters;
 use super::progress::Progress;
-use super::{AeternaMcp, Caller, respond};
+use super::{AeternaMcp, AgentError, Caller, answer};
 use crate::domain::context::{self, AssembleArgs, Refreshed, SummaryGetArgs, SummaryRefreshArgs};
+use aeterna_memory::MemoryError;
 
-/// [`respond`] for the Context Architect's errors.
-fn answer<T: Serialize>(tool: &str, result: Result<T, ContextError>) -> CallToolResult {
-    match result {
-        Ok(value) => respond(tool, Ok(value)),
-        Err(ContextError::Memory(error)) => respond::<T>(tool, Err(error)),
-        Err(error) => {
-            if matches!(
-                error,
-                ContextError::Storage { .. } | ContextError::Tokenizer(_)
-            ) {
-                tracing::warn!(tool, %error, "tool failed");
-            } else {
-                tracing::debug!(tool, %error, "tool refused its input");
-            }
-            CallToolResult::error(vec![ContentBlock::text(format!("{tool}: {error}"))])
+impl AgentError for ContextError {
+    fn into_memory(self) -> Result<MemoryError, Self> {
+        match self {
+            ContextError::Memory(error) => Ok(error),
+            other => Err(other),
         }
+    }
+
+    fn is_callers(&self) -> bool {
+        !matches!(
+            self,
+            ContextError::Storage { .. } | ContextError::Tokenizer(_)
+        )
     }
 }
 

@@ -6,30 +6,27 @@ use aeterna_hindsight::{
     CaptureOutcome, FeedbackOutcome, HindsightError, Promotion, QueryOutcome, ResolveOutcome,
 };
 use rmcp::handler::server::common::schema_for_output;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
-use serde::Serialize;
 
 use super::params::Parameters;
-use super::{AeternaMcp, Caller, respond};
+use super::{AeternaMcp, AgentError, Caller, answer};
 use crate::domain::hindsight::{
     self, ApproveArgs, CaptureArgs, FeedbackArgs, PromotionList, PromotionsArgs, QueryArgs,
     ResolveArgs,
 };
+use aeterna_memory::MemoryError;
 
-/// [`respond`] for Hindsight's errors.
-fn answer<T: Serialize>(tool: &str, result: Result<T, HindsightError>) -> CallToolResult {
-    match result {
-        Ok(value) => respond(tool, Ok(value)),
-        Err(HindsightError::Memory(error)) => respond::<T>(tool, Err(error)),
-        Err(error) => {
-            if error.is_caller_error() {
-                tracing::debug!(tool, %error, "tool refused its input");
-            } else {
-                tracing::warn!(tool, %error, "tool failed");
-            }
-            CallToolResult::error(vec![ContentBlock::text(format!("{tool}: {error}"))])
+impl AgentError for HindsightError {
+    fn into_memory(self) -> Result<MemoryError, Self> {
+        match self {
+            HindsightError::Memory(error) => Ok(error),
+            other => Err(other),
         }
+    }
+
+    fn is_callers(&self) -> bool {
+        self.is_caller_error()
     }
 }
 

@@ -4,28 +4,25 @@
 
 use aeterna_meta::{LoopList, LoopRecord, MetaError, StepAnswer};
 use rmcp::handler::server::common::schema_for_output;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
-use serde::Serialize;
 
 use super::params::Parameters;
 use super::progress::{Cancellation, Progress};
-use super::{AeternaMcp, Caller, respond};
+use super::{AeternaMcp, AgentError, Caller, answer};
 use crate::domain::meta::{self, CancelArgs, ListArgs, StartArgs, StatusArgs, StepArgs};
+use aeterna_memory::MemoryError;
 
-/// [`respond`] for the Meta-Agent's errors.
-fn answer<T: Serialize>(tool: &str, result: Result<T, MetaError>) -> CallToolResult {
-    match result {
-        Ok(value) => respond(tool, Ok(value)),
-        Err(MetaError::Memory(error)) => respond::<T>(tool, Err(error)),
-        Err(error) => {
-            if error.is_caller_error() {
-                tracing::debug!(tool, %error, "tool refused its input");
-            } else {
-                tracing::warn!(tool, %error, "tool failed");
-            }
-            CallToolResult::error(vec![ContentBlock::text(format!("{tool}: {error}"))])
+impl AgentError for MetaError {
+    fn into_memory(self) -> Result<MemoryError, Self> {
+        match self {
+            MetaError::Memory(error) => Ok(error),
+            other => Err(other),
         }
+    }
+
+    fn is_callers(&self) -> bool {
+        self.is_caller_error()
     }
 }
 

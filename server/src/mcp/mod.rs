@@ -409,6 +409,34 @@ pub fn respond<T: serde::Serialize>(
     }
 }
 
+/// An agent's error, as a tool answers it: the memory errors it wraps are answered as memory's
+/// are ([`respond`]); the rest are the caller's to fix or the server's failure.
+pub(crate) trait AgentError: std::fmt::Display + Sized {
+    /// The wrapped memory error, or `self`.
+    fn into_memory(self) -> Result<aeterna_memory::MemoryError, Self>;
+    /// Whether the caller can fix it (logged at debug) rather than the server failing (warn).
+    fn is_callers(&self) -> bool;
+}
+
+/// [`respond`] for an agent's errors.
+pub(crate) fn answer<T: serde::Serialize, E: AgentError>(
+    tool: &str,
+    result: Result<T, E>,
+) -> CallToolResult {
+    match result.map_err(AgentError::into_memory) {
+        Ok(value) => respond(tool, Ok(value)),
+        Err(Ok(memory)) => respond::<T>(tool, Err(memory)),
+        Err(Err(error)) => {
+            if error.is_callers() {
+                tracing::debug!(tool, %error, "tool refused its input");
+            } else {
+                tracing::warn!(tool, %error, "tool failed");
+            }
+            CallToolResult::error(vec![ContentBlock::text(format!("{tool}: {error}"))])
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::{Value, json};

@@ -10,32 +10,29 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, tool, tool_router};
-use serde::Serialize;
 
 use super::params::Parameters;
 use super::progress::Progress;
-use super::{AeternaMcp, Caller, respond};
+use super::{AeternaMcp, AgentError, Caller, answer, respond};
 use crate::config::IdentityFields;
 use crate::domain::notes::{self, CaptureArgs, DistillArgs, NoteGetArgs, NoteListArgs};
+use aeterna_memory::MemoryError;
 
 const MARKDOWN: &str = "text/markdown";
 const JSON: &str = "application/json";
 /// Notes per `resources/list` page.
 const RESOURCE_PAGE: usize = 50;
 
-/// [`respond`] for the agent's errors.
-fn answer<T: Serialize>(tool: &str, result: Result<T, NotesError>) -> CallToolResult {
-    match result {
-        Ok(value) => respond(tool, Ok(value)),
-        Err(NotesError::Memory(error)) => respond::<T>(tool, Err(error)),
-        Err(error) => {
-            if matches!(error, NotesError::Storage { .. }) {
-                tracing::warn!(tool, %error, "tool failed");
-            } else {
-                tracing::debug!(tool, %error, "tool refused its input");
-            }
-            CallToolResult::error(vec![ContentBlock::text(format!("{tool}: {error}"))])
+impl AgentError for NotesError {
+    fn into_memory(self) -> Result<MemoryError, Self> {
+        match self {
+            NotesError::Memory(error) => Ok(error),
+            other => Err(other),
         }
+    }
+
+    fn is_callers(&self) -> bool {
+        !matches!(self, NotesError::Storage { .. })
     }
 }
 
@@ -141,7 +138,7 @@ impl AeternaMcp {
                 }
                 result
             }
-            Err(error) => answer::<Note>("note_get", Err(error)),
+            Err(error) => answer::<Note, _>("note_get", Err(error)),
         }
     }
 }
