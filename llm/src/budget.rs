@@ -6,14 +6,15 @@
 //! with what the provider reported. Windows are the UTC hour and the UTC day.
 //!
 //! With a database ([`BudgetLedger::with_store`]), usage is added to `llm_token_usage` per hour
-//! (`migrations/sqlite/0500_llm_token_usage.sql`) by [`BudgetLedger::flush`], and a tenant's
+//! (migration `0500_llm_token_usage`) by [`BudgetLedger::flush`], and a tenant's
 //! usage is read back the first time it is needed after a start: caps hold across restarts.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use aeterna_memory::storage::sqlite::SqliteDatabase;
+use aeterna_memory::storage::Database;
+use aeterna_memory::{with_connection, with_pool};
 use parking_lot::Mutex;
 
 use crate::config::{BudgetConfig, Caps};
@@ -63,7 +64,7 @@ struct Delta {
 
 struct Ledger {
     config: BudgetConfig,
-    store: Option<SqliteDatabase>,
+    store: Option<Database>,
     windows: Mutex<HashMap<Key, Window>>,
     unflushed: Mutex<HashMap<(Key, i64), Delta>>,
     /// Serialises flushes, so a failed flush's deltas are put back before the next one runs.
@@ -101,11 +102,11 @@ impl BudgetLedger {
     }
 
     /// Usage persisted in the shared SQLite database.
-    pub fn with_store(config: BudgetConfig, db: SqliteDatabase) -> Self {
+    pub fn with_store(config: BudgetConfig, db: Database) -> Self {
         Self::build(config, Some(db))
     }
 
-    fn build(config: BudgetConfig, store: Option<SqliteDatabase>) -> Self {
+    fn build(config: BudgetConfig, store: Option<Database>) -> Self {
         BudgetLedger {
             inner: Arc::new(Ledger {
                 config,
@@ -220,16 +221,18 @@ impl BudgetLedger {
             return Ok(());
         }
         let day_start = hour.div_euclid(24) * 24;
-        let rows: Vec<(i64, i64)> = sqlx::query_as(
-            "SELECT hour, input_tokens + output_tokens FROM llm_token_usage \
-             WHERE tenant_id = ? AND role = ? AND hour >= ? AND hour <= ?",
-        )
-        .bind(&key.0)
-        .bind(key.1.as_str())
-        .bind(day_start)
-        .bind(hour)
-        .fetch_all(&db.pool)
-        .await
+        let rows: Vec<(i64, i64)> = with_pool!(db, |pool| {
+            sqlx::query_as(
+                "SELECT hour, input_tokens + output_tokens FROM llm_token_usage \
+                 WHERE tenant_id = $1 AND role = $2 AND hour >= $3 AND hour <= $4",
+            )
+            .bind(&key.0)
+            .bind(key.1.as_str())
+            .bind(day_start)
+            .bind(hour)
+            .fetch_all(pool)
+            .await
+        })
         .map_err(|error| {
             LlmError::new(
                 provider,
@@ -302,37 +305,43 @@ impl BudgetLedger {
     }
 }
 
-async fn write_batch(db: &SqliteDatabase, batch: &[((Key, i64), Delta)]) -> anyhow::Result<()> {
-    let mut tx = db.begin_write().await?;
-    for (((tenant, role), hour), delta) in batch {
-        sqlx::query(
-            "INSERT INTO llm_token_usage \
-                 (tenant_id, role, hour, input_tokens, output_tokens, calls) \
-             VALUES (?, ?, ?, ?, ?, ?) \
-             ON CONFLICT (tenant_id, role, hour) DO UPDATE SET \
-                 input_tokens = input_tokens + excluded.input_tokens, \
-                 output_tokens = output_tokens + excluded.output_tokens, \
-                 calls = calls + excluded.calls",
-        )
-        .bind(tenant)
-        .bind(role.as_str())
-        .bind(hour)
-        .bind(i64::try_from(delta.input).unwrap_or(i64::MAX))
-        .bind(i64::try_from(delta.output).unwrap_or(i64::MAX))
-        .bind(i64::try_from(delta.calls).unwrap_or(i64::MAX))
-        .execute(&mut *tx)
-        .await?;
-    }
+async fn write_batch(db: &Database, batch: &[((Key, i64), Delta)]) -> anyhow::Result<()> {
     let oldest = current_hour() - RETENTION_HOURS;
     let mut tenants: Vec<&str> = batch.iter().map(|(((t, _), _), _)| t.as_str()).collect();
     tenants.sort_unstable();
     tenants.dedup();
-    for tenant in tenants {
-        sqlx::query("DELETE FROM llm_token_usage WHERE tenant_id = ? AND hour < ?")
+    let mut tx = db.begin_write().await?;
+    for (((tenant, role), hour), delta) in batch {
+        with_connection!(&mut tx, |conn| {
+            sqlx::query(
+                "INSERT INTO llm_token_usage \
+                     (tenant_id, role, hour, input_tokens, output_tokens, calls) \
+                 VALUES ($1, $2, $3, $4, $5, $6) \
+                 ON CONFLICT (tenant_id, role, hour) DO UPDATE SET \
+                     input_tokens = llm_token_usage.input_tokens + excluded.input_tokens, \
+                     output_tokens = llm_token_usage.output_tokens + excluded.output_tokens, \
+                     calls = llm_token_usage.calls + excluded.calls",
+            )
             .bind(tenant)
-            .bind(oldest)
-            .execute(&mut *tx)
-            .await?;
+            .bind(role.as_str())
+            .bind(hour)
+            .bind(i64::try_from(delta.input).unwrap_or(i64::MAX))
+            .bind(i64::try_from(delta.output).unwrap_or(i64::MAX))
+            .bind(i64::try_from(delta.calls).unwrap_or(i64::MAX))
+            .execute(conn)
+            .await
+            .map(drop)
+        })?;
+    }
+    for tenant in &tenants {
+        with_connection!(&mut tx, |conn| {
+            sqlx::query("DELETE FROM llm_token_usage WHERE tenant_id = $1 AND hour < $2")
+                .bind(tenant)
+                .bind(oldest)
+                .execute(conn)
+                .await
+                .map(drop)
+        })?;
     }
     tx.commit().await?;
     Ok(())

@@ -12,7 +12,7 @@
 //!   the caller ends every chain ([`Exhausted`] says why each provider was skipped), and every
 //!   answer records who served it ([`Served`]).
 //! * [`budget`] — tokens per tenant and role against hourly and daily caps, persisted in
-//!   SQLite (`migrations/sqlite/0500_llm_token_usage.sql`).
+//!   the deployment's database (migration `0500_llm_token_usage`).
 //! * [`prompts`] — every prompt, versioned, asking for JSON; [`parse`] — a tolerant reader.
 //! * [`agents`] — the Context Architect's summarizer and the Note-Taking agent's distiller
 //!   over their chains; [`LlmRoles::analyze`] for the Meta-Agent.

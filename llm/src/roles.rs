@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use aeterna_context::{Summarizer, Tokenizer};
-use aeterna_memory::storage::sqlite::SqliteDatabase;
+use aeterna_memory::storage::Database;
 use aeterna_notes::Distiller;
 use anyhow::Context;
 use parking_lot::Mutex;
@@ -61,7 +61,7 @@ impl LlmRoles {
     /// Builds every provider a chat role lists (reading API keys from the environment) and,
     /// with a database, persists token usage in it. Inside a Tokio runtime when `db` is given
     /// (a background task writes usage).
-    pub fn start(config: LlmConfig, db: Option<SqliteDatabase>) -> anyhow::Result<Arc<Self>> {
+    pub fn start(config: LlmConfig, db: Option<Database>) -> anyhow::Result<Arc<Self>> {
         config
             .validate()
             .map_err(|error| anyhow::anyhow!("invalid [llm] configuration: {error}"))?;
@@ -82,7 +82,7 @@ impl LlmRoles {
     pub fn start_with(
         config: LlmConfig,
         providers: Vec<Arc<dyn ChatProvider>>,
-        db: Option<SqliteDatabase>,
+        db: Option<Database>,
     ) -> anyhow::Result<Arc<Self>> {
         let flush_runtime = match &db {
             Some(_) => Some(tokio::runtime::Handle::try_current().context(
@@ -115,7 +115,7 @@ impl LlmRoles {
     fn assemble(
         config: LlmConfig,
         providers: Vec<Arc<dyn ChatProvider>>,
-        db: Option<SqliteDatabase>,
+        db: Option<Database>,
     ) -> Arc<Self> {
         let metrics = LlmMetrics::new();
         let slots: Arc<[Arc<ProviderSlot>]> = providers

@@ -12,12 +12,14 @@
 //!   exact in-memory scan rebuilt from the durable vectors at start.
 //! * [`embed`]: text embedders behind [`embed::Embedder`].
 //! * [`retrieval`]: how lexical and vector evidence become ranked hits with 0..1 scores.
+//! * [`migrate`]: copying an embedded deployment into PostgreSQL (`aeterna migrate`).
 
 mod config;
 pub mod embed;
 pub mod error;
 pub mod follow;
 mod intern;
+pub mod migrate;
 pub mod model;
 mod reembed;
 pub mod retrieval;

@@ -22,6 +22,7 @@ use crate::model::{
     NewMemory, Page, SearchHit, SearchRequest, now_millis,
 };
 use crate::retrieval;
+use crate::storage::Database;
 use crate::storage::postgres::{PgDatabase, PgRecordStore};
 use crate::storage::sqlite::{SqliteDatabase, SqliteRecordStore};
 use crate::storage::{
@@ -84,11 +85,8 @@ impl StoreHealth {
 pub struct Stores {
     pub records: Arc<dyn RecordStore>,
     pub vectors: Arc<dyn VectorStore>,
-    /// The data dir's SQLite database: the records' own on the embedded profile; beside
-    /// PostgreSQL, the agents' tables only.
-    pub sqlite: Option<SqliteDatabase>,
-    /// The shared PostgreSQL database, when the records live in one.
-    pub postgres: Option<PgDatabase>,
+    /// The SQL database of the deployment, where the agents keep their own tables.
+    pub database: Database,
 }
 
 /// The layered memory of every tenant.
@@ -96,8 +94,7 @@ pub struct MemoryService {
     config: MemoryConfig,
     records: Arc<dyn RecordStore>,
     vectors: Arc<dyn VectorStore>,
-    sqlite: Option<SqliteDatabase>,
-    postgres: Option<PgDatabase>,
+    database: Database,
     embedder: Arc<dyn Embedder>,
     changes: broadcast::Sender<MemoryChange>,
     writes: Writes,
@@ -132,8 +129,7 @@ impl MemoryService {
             Stores {
                 records,
                 vectors,
-                sqlite: Some(db),
-                postgres: None,
+                database: Database::Sqlite(db),
             },
             config,
             embedder,
@@ -143,11 +139,10 @@ impl MemoryService {
 
     /// Opens the scale-out profile's memory on PostgreSQL (migrated by
     /// [`PgDatabase::connect`]), with this instance's own in-memory vector index following
-    /// the writes of every instance ([`crate::follow`]). `agents_db` is the local database
-    /// the agents keep their own tables in, if any ([`sqlite`](Self::sqlite)).
+    /// the writes of every instance ([`crate::follow`]). The agents keep their tables in the
+    /// same database, so instances share everything but their caches.
     pub async fn open_postgres(
         db: PgDatabase,
-        agents_db: Option<SqliteDatabase>,
         config: MemoryConfig,
         embedder: Arc<dyn Embedder>,
     ) -> Result<Self> {
@@ -160,8 +155,7 @@ impl MemoryService {
             Stores {
                 records,
                 vectors,
-                sqlite: agents_db,
-                postgres: Some(db),
+                database: Database::Postgres(db),
             },
             config,
             embedder,
@@ -191,8 +185,7 @@ impl MemoryService {
             config,
             records: stores.records,
             vectors: stores.vectors,
-            sqlite: stores.sqlite,
-            postgres: stores.postgres,
+            database: stores.database,
             embedder,
             changes,
             writes: Writes::default(),
@@ -200,9 +193,9 @@ impl MemoryService {
         })
     }
 
-    /// The shared PostgreSQL database, for the agents' own tables (scale-out profile only).
-    pub fn postgres(&self) -> Option<&PgDatabase> {
-        self.postgres.as_ref()
+    /// The deployment's SQL database, for the agents' own tables.
+    pub fn database(&self) -> &Database {
+        &self.database
     }
 
     /// Applies the writes other instances made since the last catch-up to this instance's
@@ -253,10 +246,12 @@ impl MemoryService {
         }))
     }
 
-    /// The data dir's SQLite database, for the agents' own tables: the records' database on
-    /// the embedded profile, a local one beside PostgreSQL on the scale-out profile.
+    /// The data dir's SQLite database on the embedded profile.
     pub fn sqlite(&self) -> Option<&SqliteDatabase> {
-        self.sqlite.as_ref()
+        match &self.database {
+            Database::Sqlite(db) => Some(db),
+            Database::Postgres(_) => None,
+        }
     }
 
     pub fn config(&self) -> &MemoryConfig {
@@ -661,21 +656,10 @@ impl MemoryService {
 
     /// Each store and whether it answers, for `/readyz`.
     pub async fn health(&self) -> Vec<StoreHealth> {
-        let mut health = vec![
+        vec![
             StoreHealth::of("records", self.records.backend(), self.records.ping().await),
             StoreHealth::of("vectors", "in-memory", self.vectors.ready().await),
-        ];
-        if self.postgres.is_some()
-            && let Some(sqlite) = &self.sqlite
-        {
-            let answered = sqlx::query("SELECT 1")
-                .execute(&sqlite.pool)
-                .await
-                .map(drop)
-                .map_err(|error| MemoryError::storage("checking the agents' database", error));
-            health.push(StoreHealth::of("agents", "sqlite", answered));
-        }
-        health
+        ]
     }
 
     pub async fn stats(&self) -> Result<StoreStats> {
@@ -691,7 +675,7 @@ impl MemoryService {
     pub async fn flush(&self) -> Result<()> {
         let _write = self.writes.lock().await;
         self.vectors.flush().await?;
-        if let Some(db) = &self.sqlite {
+        if let Some(db) = self.sqlite() {
             db.checkpoint().await?;
         }
         Ok(())

@@ -9,7 +9,6 @@ use aeterna_host::state::{RedisStateConfig, RedisStateStore};
 use aeterna_llm::LlmRoles;
 use aeterna_memory::MemoryService;
 use aeterna_memory::storage::postgres::PgDatabase;
-use aeterna_memory::storage::sqlite::SqliteDatabase;
 use aeterna_meta::MetaService;
 use aeterna_notes::{DistillerChain, NotesService};
 use anyhow::Context;
@@ -93,8 +92,8 @@ impl ServerExtensions {
 }
 
 impl AppState {
-    /// Opens the stores: the embedded ones in the data directory, or the memory records in
-    /// PostgreSQL when `database_url` is set.
+    /// Opens the stores: the embedded ones in the data directory, or PostgreSQL (the memory
+    /// records and every agent's tables) when `database_url` is set.
     pub async fn open(mut config: Config) -> anyhow::Result<Self> {
         let data_dir = config.data_dir()?;
         config
@@ -118,13 +117,8 @@ impl AppState {
                     .with_context(|| {
                         format!("cannot use the PostgreSQL database at {shown} (database_url)")
                     })?;
-                let agents_db = SqliteDatabase::open(&data_dir, &config.memory.sqlite)
-                    .await
-                    .with_context(|| {
-                        format!("cannot open the agents' database in {}", data_dir.display())
-                    })?;
-                tracing::info!(database = %shown, "memory records on PostgreSQL");
-                MemoryService::open_postgres(db, Some(agents_db), config.memory.clone(), embedder)
+                tracing::info!(database = %shown, "memory and agents on PostgreSQL");
+                MemoryService::open_postgres(db, config.memory.clone(), embedder)
                     .await
                     .with_context(|| format!("cannot open the memory stores at {shown}"))?
             }
@@ -156,7 +150,7 @@ impl AppState {
         ));
         let mut metrics = Metrics::new();
         let llm = if config.llm.is_enabled() {
-            LlmRoles::start(config.llm.clone(), memory.sqlite().cloned())
+            LlmRoles::start(config.llm.clone(), Some(memory.database().clone()))
                 .context("cannot start the LLM providers")?
         } else {
             LlmRoles::disabled()

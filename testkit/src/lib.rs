@@ -1,4 +1,5 @@
-//! Test support shared by Aeterna's crates: real guest components, built from source.
+//! Test support shared by Aeterna's crates: real guest components, built from source, and the
+//! storage profile a suite runs against ([`profile`]).
 //!
 //! Tests and benches never use checked-in `.wasm` files: they build the guest workspaces for
 //! `wasm32-wasip2` the first time a process asks, then reuse the result.
@@ -43,6 +44,7 @@
 pub mod any_language;
 mod build;
 mod extensions_dir;
+pub mod profile;
 pub mod state_store;
 
 use std::path::{Path, PathBuf};

@@ -89,12 +89,7 @@ impl ContextArchitect {
             ContextError::invalid("the Context Architect must be started inside a Tokio runtime")
         })?;
         let tokenizer = Tokenizer::get()?;
-        let db = memory.sqlite().cloned().ok_or_else(|| {
-            ContextError::invalid(
-                "the Context Architect stores summaries in the embedded SQLite database, and \
-                 this memory service has none; use the embedded storage profile",
-            )
-        })?;
+        let db = memory.database().clone();
         let generator = match summarizer {
             Some(primary) => SummaryGenerator::with_primary(primary, tokenizer),
             None => SummaryGenerator::extractive(tokenizer),

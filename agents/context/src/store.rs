@@ -1,18 +1,19 @@
 //! Layer summaries in SQL (`context_summaries`, migration `0100`), with a hot in-process LRU in
-//! front.
+//! front on the embedded profile.
 //!
 //! Every statement filters by `tenant_id`. The three depths of a scope are read and written
-//! together, in one transaction. This process is the only writer of the data dir (the memory
-//! service locks it), so the LRU stays coherent by updating it on every write.
+//! together, in one transaction. On SQLite this process is the only writer of the data dir
+//! (the memory service locks it), so the LRU stays coherent by updating it on every write. On
+//! a shared database (PostgreSQL) other instances write summaries too, so there is no LRU:
+//! every read is one primary-key lookup.
 
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 
-use aeterna_memory::Scope;
-use aeterna_memory::storage::sqlite::SqliteDatabase;
+use aeterna_memory::storage::Database;
+use aeterna_memory::{Scope, with_connection, with_pool};
 use lru::LruCache;
 use parking_lot::Mutex;
-use sqlx::Row;
 
 use crate::error::{ContextError, Result};
 use crate::model::{Depth, LayerSummary};
@@ -55,38 +56,48 @@ impl ScopeSummaries {
 
 type HotKey = (String, Scope);
 
+/// A row of `context_summaries`: depth, content, token_count, source_hash, source_count,
+/// generator, generated_at.
+type SummaryRow = (String, String, i64, String, i64, String, i64);
+
 /// The summary table and its hot cache. Absent summaries are cached too, so a scope without
 /// summaries costs one query, not one per assembly.
 pub struct SummaryStore {
-    db: SqliteDatabase,
+    db: Database,
     tokenizer: Tokenizer,
-    hot: Mutex<LruCache<HotKey, Option<Arc<ScopeSummaries>>>>,
+    /// `None` on a shared database (see the module docs).
+    hot: Option<Mutex<LruCache<HotKey, Option<Arc<ScopeSummaries>>>>>,
 }
 
 impl SummaryStore {
-    pub fn new(db: SqliteDatabase, hot_capacity: usize, tokenizer: Tokenizer) -> Self {
+    pub fn new(db: Database, hot_capacity: usize, tokenizer: Tokenizer) -> Self {
         let capacity = NonZeroUsize::new(hot_capacity).unwrap_or(NonZeroUsize::MIN);
         SummaryStore {
+            hot: (!db.shared()).then(|| Mutex::new(LruCache::new(capacity))),
             db,
             tokenizer,
-            hot: Mutex::new(LruCache::new(capacity)),
         }
     }
 
     /// The summaries of `scope` in `tenant_id`, if any were generated.
     pub async fn get(&self, tenant_id: &str, scope: &Scope) -> Result<Option<Arc<ScopeSummaries>>> {
+        let Some(hot) = &self.hot else {
+            return Ok(self.load(tenant_id, scope).await?.map(Arc::new));
+        };
         let key = (tenant_id.to_owned(), scope.clone());
-        if let Some(hit) = self.hot.lock().get(&key) {
+        if let Some(hit) = hot.lock().get(&key) {
             return Ok(hit.clone());
         }
         let loaded = self.load(tenant_id, scope).await?.map(Arc::new);
-        self.hot.lock().put(key, loaded.clone());
+        hot.lock().put(key, loaded.clone());
         Ok(loaded)
     }
 
     /// The scopes currently hot, for a refresh after lost change notifications.
     pub fn hot_scopes(&self) -> Vec<(String, Scope)> {
-        self.hot.lock().iter().map(|(key, _)| key.clone()).collect()
+        self.hot.as_ref().map_or_else(Vec::new, |hot| {
+            hot.lock().iter().map(|(key, _)| key.clone()).collect()
+        })
     }
 
     async fn load(&self, tenant_id: &str, scope: &Scope) -> Result<Option<ScopeSummaries>> {
@@ -96,37 +107,38 @@ impl SummaryStore {
                 error,
             )
         };
-        let rows = sqlx::query(
-            "SELECT depth, content, token_count, source_hash, source_count, generator, \
-             generated_at FROM context_summaries \
-             WHERE tenant_id = ? AND layer = ? AND scope_id = ?",
-        )
-        .bind(tenant_id)
-        .bind(scope.layer.as_str())
-        .bind(&scope.scope_id)
-        .fetch_all(&self.db.pool)
-        .await
+        let rows: Vec<SummaryRow> = with_pool!(&self.db, |pool| {
+            sqlx::query_as(
+                "SELECT depth, content, token_count, source_hash, source_count, generator, \
+                 generated_at FROM context_summaries \
+                 WHERE tenant_id = $1 AND layer = $2 AND scope_id = $3",
+            )
+            .bind(tenant_id)
+            .bind(scope.layer.as_str())
+            .bind(&scope.scope_id)
+            .fetch_all(pool)
+            .await
+        })
         .map_err(failed)?;
 
         let mut depths: [Option<LayerSummary>; 3] = [None, None, None];
-        for row in rows {
-            let depth: String = row.try_get(0).map_err(failed)?;
+        for (depth, content, token_count, source_hash, source_count, generator, generated_at) in
+            rows
+        {
             let depth: Depth = depth
                 .parse()
                 .map_err(|error: String| corrupt(scope, error))?;
-            let token_count: i64 = row.try_get(2).map_err(failed)?;
-            let source_count: i64 = row.try_get(4).map_err(failed)?;
             depths[depth.index()] = Some(LayerSummary {
                 tenant_id: tenant_id.to_owned(),
                 layer: scope.layer,
                 scope_id: scope.scope_id.clone(),
                 depth,
-                content: row.try_get(1).map_err(failed)?,
+                content,
                 token_count: usize::try_from(token_count).map_err(|e| corrupt(scope, e))?,
-                source_hash: row.try_get(3).map_err(failed)?,
+                source_hash,
                 source_count: usize::try_from(source_count).map_err(|e| corrupt(scope, e))?,
-                generator: row.try_get(5).map_err(failed)?,
-                generated_at: row.try_get(6).map_err(failed)?,
+                generator,
+                generated_at,
             });
         }
         // Depths are written together; a partial set is treated as missing and regenerated.
@@ -158,34 +170,37 @@ impl SummaryStore {
                 (&summary.tenant_id, summary.layer),
                 (&tenant_id, scope.layer)
             );
-            sqlx::query(
-                "INSERT INTO context_summaries (tenant_id, layer, scope_id, depth, content, \
-                 token_count, source_hash, source_count, generator, generated_at) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
-                 ON CONFLICT (tenant_id, layer, scope_id, depth) DO UPDATE SET \
-                 content = excluded.content, token_count = excluded.token_count, \
-                 source_hash = excluded.source_hash, source_count = excluded.source_count, \
-                 generator = excluded.generator, generated_at = excluded.generated_at",
-            )
-            .bind(&tenant_id)
-            .bind(scope.layer.as_str())
-            .bind(&scope.scope_id)
-            .bind(summary.depth.as_str())
-            .bind(&summary.content)
-            .bind(i64::try_from(summary.token_count).unwrap_or(i64::MAX))
-            .bind(&summary.source_hash)
-            .bind(i64::try_from(summary.source_count).unwrap_or(i64::MAX))
-            .bind(&summary.generator)
-            .bind(summary.generated_at)
-            .execute(&mut *tx)
-            .await
+            with_connection!(&mut tx, |conn| {
+                sqlx::query(
+                    "INSERT INTO context_summaries (tenant_id, layer, scope_id, depth, content, \
+                     token_count, source_hash, source_count, generator, generated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+                     ON CONFLICT (tenant_id, layer, scope_id, depth) DO UPDATE SET \
+                     content = excluded.content, token_count = excluded.token_count, \
+                     source_hash = excluded.source_hash, source_count = excluded.source_count, \
+                     generator = excluded.generator, generated_at = excluded.generated_at",
+                )
+                .bind(&tenant_id)
+                .bind(scope.layer.as_str())
+                .bind(&scope.scope_id)
+                .bind(summary.depth.as_str())
+                .bind(&summary.content)
+                .bind(i64::try_from(summary.token_count).unwrap_or(i64::MAX))
+                .bind(&summary.source_hash)
+                .bind(i64::try_from(summary.source_count).unwrap_or(i64::MAX))
+                .bind(&summary.generator)
+                .bind(summary.generated_at)
+                .execute(conn)
+                .await
+                .map(drop)
+            })
             .map_err(failed)?;
         }
         tx.commit().await.map_err(failed)?;
         let summaries = Arc::new(summaries);
-        self.hot
-            .lock()
-            .put((tenant_id, scope), Some(summaries.clone()));
+        if let Some(hot) = &self.hot {
+            hot.lock().put((tenant_id, scope), Some(summaries.clone()));
+        }
         Ok(summaries)
     }
 }

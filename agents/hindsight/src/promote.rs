@@ -8,8 +8,8 @@
 //! once — a unique index makes concurrent feedback safe. Target layers listed in
 //! `require_approval` queue the promotion for `hindsight_approve` instead.
 
+use aeterna_memory::storage::Transaction;
 use aeterna_memory::{Identity, Layer, Scope, now_millis};
-use sqlx::SqliteConnection;
 use uuid::Uuid;
 
 use crate::error::{HindsightError, Result, failed};
@@ -41,8 +41,8 @@ impl HindsightService {
         let comment = comment.map(|c| self.redact(c));
         let before = self.visible_resolution(who, request.resolution_id).await?;
         let mut tx = self
-            .pool
-            .begin()
+            .db
+            .begin_write()
             .await
             .map_err(failed("starting feedback"))?;
         let resolution = resolutions::record_feedback(
@@ -113,8 +113,8 @@ impl HindsightService {
             promoted_resolution_id: None,
         };
         let mut tx = self
-            .pool
-            .begin()
+            .db
+            .begin_write()
             .await
             .map_err(failed("starting a promotion"))?;
         let mut copy = None;
@@ -139,9 +139,10 @@ impl HindsightService {
                 .map_err(failed("abandoning a promotion"))?;
             return Ok(None);
         }
-        tx.commit()
-            .await
-            .map_err(failed("committing a promotion"))?;
+        let version = self
+            .commit_indexed(tx, &who.tenant_id, "committing a promotion")
+            .await?;
+        self.applied(&who.tenant_id, version);
         tracing::info!(promotion = %stored.id, from = %stored.from_layer, to = %stored.to_layer, status = stored.status.as_str(), "hindsight promotion");
         if let Some((resolution_copy, signature_row)) = copy {
             self.after_copy(who, resolution_copy, signature_row).await?;
@@ -175,8 +176,8 @@ impl HindsightService {
         check_tenant(who)?;
         let tenant = who.tenant_id.as_str();
         let mut tx = self
-            .pool
-            .begin()
+            .db
+            .begin_write()
             .await
             .map_err(failed("starting an approval"))?;
         let promotion = promotions::get(&mut tx, tenant, request.promotion_id)
@@ -232,12 +233,12 @@ impl HindsightService {
             tx.rollback()
                 .await
                 .map_err(failed("abandoning an approval"))?;
-            let mut conn = self
-                .pool
-                .acquire()
+            let mut reading = self
+                .db
+                .begin_read()
                 .await
                 .map_err(failed("reading a promotion"))?;
-            return promotions::get(&mut conn, tenant, promotion.id)
+            return promotions::get(&mut reading, tenant, promotion.id)
                 .await?
                 .ok_or_else(|| {
                     HindsightError::storage(
@@ -246,18 +247,19 @@ impl HindsightService {
                     )
                 });
         }
-        tx.commit()
-            .await
-            .map_err(failed("committing an approval"))?;
+        let version = self
+            .commit_indexed(tx, tenant, "committing an approval")
+            .await?;
+        self.applied(tenant, version);
         if let Some((resolution, signature)) = copy {
             self.after_copy(who, resolution, signature).await?;
         }
-        let mut conn = self
-            .pool
-            .acquire()
+        let mut reading = self
+            .db
+            .begin_read()
             .await
             .map_err(failed("reading a promotion"))?;
-        promotions::get(&mut conn, tenant, promotion.id)
+        promotions::get(&mut reading, tenant, promotion.id)
             .await?
             .ok_or_else(|| {
                 HindsightError::storage(
@@ -285,25 +287,25 @@ impl HindsightService {
             .into_iter()
             .filter(|s| s.layer >= Layer::Project)
             .collect();
-        promotions::list(&self.pool, &who.tenant_id, status, &scopes, limit).await
+        promotions::list(&self.db, &who.tenant_id, status, &scopes, limit).await
     }
 }
 
 /// Copies a signature into `scope` (or finds the copy already there); returns it.
 pub(crate) async fn copy_signature(
-    conn: &mut SqliteConnection,
+    tx: &mut Transaction,
     tenant_id: &str,
     signature: &StoredSignature,
     scope: &Scope,
 ) -> Result<SignatureRow> {
-    signatures::copy_to_scope(conn, tenant_id, signature, scope).await
+    signatures::copy_to_scope(tx, tenant_id, signature, scope).await
 }
 
 /// Copies a resolution, with its track record and its examples, into `scope`; the copy's own
 /// promotion counts applications from here. Reuses a copy of the same lineage already in that
 /// scope. Returns the copy and the copied signatures (its own first, then its examples').
 async fn copy_resolution(
-    conn: &mut SqliteConnection,
+    tx: &mut Transaction,
     tenant_id: &str,
     resolution: &Resolution,
     scope: &Scope,
@@ -311,17 +313,16 @@ async fn copy_resolution(
 ) -> Result<(Resolution, Vec<SignatureRow>)> {
     let mut copied = Vec::new();
     for id in std::iter::once(resolution.signature_id).chain(resolution.examples.iter().copied()) {
-        let signature = signatures::get(conn, tenant_id, id).await?.ok_or_else(|| {
+        let signature = signatures::get(tx, tenant_id, id).await?.ok_or_else(|| {
             HindsightError::storage(
                 "promoting a resolution",
                 anyhow::anyhow!("its signature {id} is missing"),
             )
         })?;
-        copied.push(copy_signature(conn, tenant_id, &signature.stored, scope).await?);
+        copied.push(copy_signature(tx, tenant_id, &signature.stored, scope).await?);
     }
     let mut copy =
-        match resolutions::in_scope_of_lineage(conn, tenant_id, resolution.origin_id, scope).await?
-        {
+        match resolutions::in_scope_of_lineage(tx, tenant_id, resolution.origin_id, scope).await? {
             Some(existing) => existing,
             None => {
                 let now = now_millis();
@@ -339,7 +340,7 @@ async fn copy_resolution(
                     note_id: None,
                     ..resolution.clone()
                 };
-                resolutions::insert(conn, tenant_id, &copy).await?;
+                resolutions::insert(tx, tenant_id, &copy).await?;
                 copy
             }
         };
@@ -347,7 +348,7 @@ async fn copy_resolution(
         let id = row.stored.id;
         if id != copy.signature_id
             && !copy.examples.contains(&id)
-            && examples::add(conn, tenant_id, copy.id, id, by, now_millis()).await?
+            && examples::add(tx, tenant_id, copy.id, id, by, now_millis()).await?
         {
             copy.examples.push(id);
         }

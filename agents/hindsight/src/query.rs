@@ -80,12 +80,12 @@ impl HindsightService {
         self.embed(&mut queried).await;
 
         let visible: HashSet<Scope> = who.visible_scopes().into_iter().collect();
-        let cell = self.index(&who.tenant_id).await?;
+        let loaded = self.index(&who.tenant_id).await?;
         let settings = self.search_settings();
         let mut answers: HashMap<String, Answer> = HashMap::new();
         let mut closest: Option<f32> = None;
         {
-            let index = cell.get().expect("initialised").read();
+            let index = loaded.index.read();
             for (query_index, signature) in queried.iter().enumerate() {
                 let hits =
                     search::search(&index, signature, form, &settings, |s| visible.contains(s));
@@ -146,7 +146,7 @@ impl HindsightService {
         answers.truncate(limit * 4);
         let ids: Vec<Uuid> = answers.iter().flat_map(|a| a.ids.iter().copied()).collect();
         let scopes: Vec<Scope> = visible.iter().cloned().collect();
-        let all = resolutions::for_signatures(&self.pool, &who.tenant_id, &ids, &scopes).await?;
+        let all = resolutions::for_signatures(&self.db, &who.tenant_id, &ids, &scopes).await?;
         let mut shown_lineages: HashSet<Uuid> = HashSet::new();
         let (mut matched, mut related) = (Vec::new(), Vec::new());
         for Answer { mut found, ids, .. } in answers {

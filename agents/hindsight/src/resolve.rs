@@ -152,13 +152,16 @@ impl HindsightService {
             updated_at: now,
             note_id: None,
         };
-        let mut conn = self
-            .pool
-            .acquire()
+        let mut tx = self
+            .db
+            .begin_write()
             .await
             .map_err(failed("storing a resolution"))?;
-        resolutions::insert(&mut conn, &who.tenant_id, &resolution).await?;
-        drop(conn);
+        resolutions::insert(&mut tx, &who.tenant_id, &resolution).await?;
+        let version = self
+            .commit_indexed(tx, &who.tenant_id, "storing a resolution")
+            .await?;
+        self.applied(&who.tenant_id, version);
         self.index_fix(&who.tenant_id, &resolution, &[signature.id])
             .await?;
         resolution.note_id = self.write_note(who, &signature, &resolution).await;
@@ -206,15 +209,16 @@ impl HindsightService {
             return Ok(signature);
         }
         let mut tx = self
-            .pool
-            .begin()
+            .db
+            .begin_write()
             .await
             .map_err(failed("starting a resolution"))?;
         let copy =
             crate::promote::copy_signature(&mut tx, &who.tenant_id, &signature, scope).await?;
-        tx.commit()
-            .await
-            .map_err(failed("committing a resolution"))?;
+        let version = self
+            .commit_indexed(tx, &who.tenant_id, "committing a resolution")
+            .await?;
+        self.applied(&who.tenant_id, version);
         let stored = copy.stored.clone();
         self.index_row(&who.tenant_id, copy).await?;
         Ok(stored)
@@ -234,8 +238,8 @@ impl HindsightService {
             return Ok(None);
         }
         let candidates: Vec<Uuid> = {
-            let cell = self.index(&who.tenant_id).await?;
-            let index = cell.get().expect("initialised").read();
+            let loaded = self.index(&who.tenant_id).await?;
+            let index = loaded.index.read();
             let n = index.len();
             index
                 .fix_postings
@@ -253,7 +257,7 @@ impl HindsightService {
             return Ok(None);
         }
         let found = resolutions::for_signatures(
-            &self.pool,
+            &self.db,
             &who.tenant_id,
             &candidates,
             std::slice::from_ref(scope),
@@ -292,13 +296,13 @@ impl HindsightService {
                     fix.id
                 )));
             }
-            let mut conn = self
-                .pool
-                .acquire()
+            let mut tx = self
+                .db
+                .begin_write()
                 .await
                 .map_err(failed("adding an example to a resolution"))?;
             examples::add(
-                &mut conn,
+                &mut tx,
                 &who.tenant_id,
                 fix.id,
                 signature.id,
@@ -306,6 +310,10 @@ impl HindsightService {
                 now_millis(),
             )
             .await?;
+            let version = self
+                .commit_indexed(tx, &who.tenant_id, "adding an example to a resolution")
+                .await?;
+            self.applied(&who.tenant_id, version);
             fix.examples.push(signature.id);
             tracing::info!(resolution = %fix.id, signature = %signature.id, "hindsight lineage grew");
         }
@@ -322,8 +330,8 @@ impl HindsightService {
         signature_ids: &[Uuid],
     ) -> Result<()> {
         let terms = fix_terms(&fix_text(&fix.description, &fix.changes));
-        let cell = self.index(tenant_id).await?;
-        let mut index = cell.get().expect("initialised").write();
+        let loaded = self.index(tenant_id).await?;
+        let mut index = loaded.index.write();
         for id in signature_ids {
             index.add_fix(*id, &terms);
         }

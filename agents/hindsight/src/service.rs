@@ -10,11 +10,12 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
+use aeterna_memory::storage::{Database, Transaction};
 use aeterna_memory::{Identity, Layer, MemoryPatch, MemoryService, Scope, now_millis};
 use aeterna_redact::{Options, Redactor};
 use parking_lot::{Mutex, RwLock};
-use sqlx::SqlitePool;
 use tracing::instrument;
 use uuid::Uuid;
 
@@ -24,18 +25,42 @@ use crate::index::{Entry, TenantIndex, fix_terms};
 use crate::model::*;
 use crate::search::{self, SearchSettings};
 use crate::signature::{self, ErrorSignature, MAX_CONTEXT_PATTERNS, MAX_STACK_PATTERNS};
-use crate::store::{examples, resolutions, signatures};
+use crate::store::{self, examples, resolutions, signatures};
 use crate::{notes, rank};
 
 /// Longest stored sample of the error text.
 pub(crate) const MAX_SAMPLE_BYTES: usize = 4 * 1024;
 
-type IndexCell = Arc<tokio::sync::OnceCell<RwLock<TenantIndex>>>;
+type IndexCell = Arc<tokio::sync::OnceCell<Arc<LoadedIndex>>>;
 
-/// Hindsight Learning over the memory service's SQLite database.
+/// A tenant's index and the version of its tables it holds (`store::version`).
+pub(crate) struct LoadedIndex {
+    pub index: RwLock<TenantIndex>,
+    version: AtomicI64,
+}
+
+impl LoadedIndex {
+    fn version(&self) -> i64 {
+        self.version.load(Ordering::Acquire)
+    }
+
+    /// This instance committed the write that took the tables to `version` and is applying it
+    /// to the index: if the index held the version just before, it stays current. Otherwise
+    /// another instance wrote in between, and the index is reloaded on its next use.
+    fn applied(&self, version: i64) {
+        let _ = self.version.compare_exchange(
+            version - 1,
+            version,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+    }
+}
+
+/// Hindsight Learning over the deployment's database.
 pub struct HindsightService {
     pub(crate) memory: Arc<MemoryService>,
-    pub(crate) pool: SqlitePool,
+    pub(crate) db: Database,
     pub(crate) config: HindsightConfig,
     redactor: &'static Redactor,
     indexes: Mutex<HashMap<String, IndexCell>>,
@@ -44,21 +69,12 @@ pub struct HindsightService {
 }
 
 impl HindsightService {
-    /// Hindsight on `memory`'s database (the embedded SQLite profile).
+    /// Hindsight on `memory`'s database.
     pub fn new(memory: Arc<MemoryService>, config: HindsightConfig) -> Result<Self> {
         config.validate().map_err(HindsightError::InvalidInput)?;
-        let pool = memory
-            .sqlite()
-            .ok_or_else(|| {
-                HindsightError::invalid(
-                    "hindsight needs the embedded SQLite profile of the memory service",
-                )
-            })?
-            .pool
-            .clone();
         Ok(HindsightService {
+            db: memory.database().clone(),
             memory,
-            pool,
             config,
             redactor: Redactor::shared(Options { emails: true }),
             indexes: Mutex::new(HashMap::new()),
@@ -75,39 +91,85 @@ impl HindsightService {
         self.redactor.redact(text).into_text().into_owned()
     }
 
-    /// The tenant's index, loaded on first use.
-    pub(crate) async fn index(&self, tenant_id: &str) -> Result<IndexCell> {
-        let cell = self
+    /// The tenant's index, loaded on first use. On a shared database it is reloaded when
+    /// another instance wrote the tenant's tables since it was loaded (one primary-key read of
+    /// the tables' version per use).
+    pub(crate) async fn index(&self, tenant_id: &str) -> Result<Arc<LoadedIndex>> {
+        let stored = if self.db.shared() {
+            Some(store::version(&self.db, tenant_id).await?)
+        } else {
+            None
+        };
+        let cell = {
+            let mut indexes = self.indexes.lock();
+            let cell = indexes.entry(tenant_id.to_string()).or_default();
+            if let (Some(stored), Some(loaded)) = (stored, cell.get())
+                && loaded.version() < stored
+            {
+                tracing::debug!(tenant = tenant_id, "hindsight index stale: reloading");
+                *cell = IndexCell::default();
+            }
+            cell.clone()
+        };
+        let loaded = cell
+            .get_or_try_init(|| async {
+                // Read before the rows: a write in between makes the index look older than it
+                // is (reloaded once more), never newer.
+                let version = store::version(&self.db, tenant_id).await?;
+                let rows = signatures::load_tenant(&self.db, tenant_id).await?;
+                let fixes = examples::fix_texts(&self.db, tenant_id).await?;
+                let embedder_id = self.memory.embedder().id().to_string();
+                let mut index = TenantIndex::default();
+                for row in rows {
+                    index.upsert(
+                        self.entry_of(row.stored, row.embedder_id.as_deref() == Some(&embedder_id)),
+                    );
+                }
+                for fix in fixes {
+                    let terms = fix_terms(&fix.text);
+                    for id in fix.signature_ids {
+                        index.add_fix(id, &terms);
+                    }
+                }
+                tracing::debug!(
+                    tenant = tenant_id,
+                    signatures = index.len(),
+                    version,
+                    "hindsight index loaded"
+                );
+                Ok::<_, HindsightError>(Arc::new(LoadedIndex {
+                    index: RwLock::new(index),
+                    version: AtomicI64::new(version),
+                }))
+            })
+            .await?;
+        Ok(loaded.clone())
+    }
+
+    /// Bumps the tenant's version in `tx` and commits it; call [`Self::applied`] with the
+    /// version returned, then apply the write to the index.
+    pub(crate) async fn commit_indexed(
+        &self,
+        mut tx: Transaction,
+        tenant_id: &str,
+        what: &'static str,
+    ) -> Result<i64> {
+        let version = store::bump_version(&mut tx, tenant_id).await?;
+        tx.commit().await.map_err(failed(what))?;
+        Ok(version)
+    }
+
+    /// The write this instance committed at `version` is being applied to the tenant's loaded
+    /// index (see [`LoadedIndex::applied`]).
+    pub(crate) fn applied(&self, tenant_id: &str, version: i64) {
+        if let Some(loaded) = self
             .indexes
             .lock()
-            .entry(tenant_id.to_string())
-            .or_default()
-            .clone();
-        cell.get_or_try_init(|| async {
-            let rows = signatures::load_tenant(&self.pool, tenant_id).await?;
-            let fixes = examples::fix_texts(&self.pool, tenant_id).await?;
-            let embedder_id = self.memory.embedder().id().to_string();
-            let mut index = TenantIndex::default();
-            for row in rows {
-                index.upsert(
-                    self.entry_of(row.stored, row.embedder_id.as_deref() == Some(&embedder_id)),
-                );
-            }
-            for fix in fixes {
-                let terms = fix_terms(&fix.text);
-                for id in fix.signature_ids {
-                    index.add_fix(id, &terms);
-                }
-            }
-            tracing::debug!(
-                tenant = tenant_id,
-                signatures = index.len(),
-                "hindsight index loaded"
-            );
-            Ok::<_, HindsightError>(RwLock::new(index))
-        })
-        .await?;
-        Ok(cell)
+            .get(tenant_id)
+            .and_then(|cell| cell.get())
+        {
+            loaded.applied(version);
+        }
     }
 
     pub(crate) fn entry_of(&self, stored: StoredSignature, same_embedder: bool) -> Entry {
@@ -280,18 +342,18 @@ impl HindsightService {
         sample: &str,
     ) -> Result<Vec<(CapturedSignature, StoredSignature)>> {
         let tenant = who.tenant_id.as_str();
-        let cell = self.index(tenant).await?;
+        let loaded = self.index(tenant).await?;
         let _serial = self.capture_lock.lock().await;
         let now = now_millis();
         let mut tx = self
-            .pool
-            .begin()
+            .db
+            .begin_write()
             .await
             .map_err(failed("starting a capture"))?;
         let mut stored = Vec::new();
         for signature in &found {
             let duplicate = {
-                let index = cell.get().expect("initialised").read();
+                let index = loaded.index.read();
                 let settings = self.search_settings();
                 search::search(&index, signature, QueryForm::ToolOutput, &settings, |s| {
                     s == scope
@@ -333,10 +395,13 @@ impl HindsightService {
             };
             stored.push(row);
         }
-        tx.commit().await.map_err(failed("committing a capture"))?;
+        let version = self
+            .commit_indexed(tx, tenant, "committing a capture")
+            .await?;
+        loaded.applied(version);
 
         let current = self.memory.embedder().id().to_string();
-        let mut index = cell.get().expect("initialised").write();
+        let mut index = loaded.index.write();
         let mut out = Vec::new();
         for row in stored {
             let same = row.embedder_id.as_deref() == Some(current.as_str());
@@ -360,12 +425,12 @@ impl HindsightService {
     /// A stored signature the caller can see.
     pub async fn signature(&self, who: &Identity, id: Uuid) -> Result<StoredSignature> {
         check_tenant(who)?;
-        let mut conn = self
-            .pool
-            .acquire()
+        let mut reading = self
+            .db
+            .begin_read()
             .await
             .map_err(failed("reading a signature"))?;
-        let row = signatures::get(&mut conn, &who.tenant_id, id).await?;
+        let row = signatures::get(&mut reading, &who.tenant_id, id).await?;
         row.map(|r| r.stored)
             .filter(|s| visible_to(who, s.layer, &s.scope_id))
             .ok_or(HindsightError::NotFound {
@@ -406,7 +471,7 @@ impl HindsightService {
             Ok(note_id) => {
                 if resolution.note_id != Some(note_id)
                     && let Err(error) =
-                        resolutions::set_note(&self.pool, &who.tenant_id, resolution.id, note_id)
+                        resolutions::set_note(&self.db, &who.tenant_id, resolution.id, note_id)
                             .await
                 {
                     tracing::warn!(%error, resolution = %resolution.id, "cannot link the hindsight note");
@@ -426,22 +491,22 @@ impl HindsightService {
         tenant_id: &str,
         row: signatures::SignatureRow,
     ) -> Result<()> {
-        let cell = self.index(tenant_id).await?;
+        let loaded = self.index(tenant_id).await?;
         let same = row.embedder_id.as_deref() == Some(self.memory.embedder().id());
         let entry = self.entry_of(row.stored, same);
-        cell.get().expect("initialised").write().upsert(entry);
+        loaded.index.write().upsert(entry);
         Ok(())
     }
 
     /// A resolution the caller can see.
     pub(crate) async fn visible_resolution(&self, who: &Identity, id: Uuid) -> Result<Resolution> {
         check_tenant(who)?;
-        let mut conn = self
-            .pool
-            .acquire()
+        let mut reading = self
+            .db
+            .begin_read()
             .await
             .map_err(failed("reading a resolution"))?;
-        resolutions::get(&mut conn, &who.tenant_id, id)
+        resolutions::get(&mut reading, &who.tenant_id, id)
             .await?
             .filter(|r| visible_to(who, r.layer, &r.scope_id))
             .ok_or(HindsightError::NotFound {

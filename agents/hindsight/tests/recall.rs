@@ -27,8 +27,8 @@ use std::sync::Arc;
 use aeterna_hindsight::{
     CaptureRequest, HindsightConfig, HindsightService, QueryOutcome, QueryRequest, ResolveRequest,
 };
+use aeterna_memory::MemoryConfig;
 use aeterna_memory::embed::{Embedder, HashingEmbedder};
-use aeterna_memory::{MemoryConfig, MemoryService};
 use support::{Described, corpus, descriptions, identity, message_without_code};
 use uuid::Uuid;
 
@@ -63,7 +63,7 @@ fn stored_variant(variants: &[(String, String)], described: &Described) -> usize
 }
 
 async fn service(dir: &std::path::Path, embedder: Arc<dyn Embedder>) -> HindsightService {
-    let memory = MemoryService::open_embedded(dir, MemoryConfig::default(), embedder)
+    let memory = aeterna_testkit::profile::open_memory(dir, MemoryConfig::default(), embedder)
         .await
         .expect("memory service opens");
     let config = HindsightConfig {

@@ -1,7 +1,7 @@
 //! Aeterna's Meta-Agent: build → test → improve loops that learn, run as background tasks.
 //!
 //! [`MetaService`] is the entry point the MCP tools use. A loop is a stored row
-//! ([`LoopRecord`], `migrations/sqlite/0400_meta_loops.sql`) that moves through iterations of
+//! ([`LoopRecord`], migration `0400_meta_loops`) that moves through iterations of
 //! BUILD → TEST → IMPROVE until the tests pass (`succeeded`), iterations run out or the same
 //! failure repeats (`escalated`), it is cancelled, or its cumulative timeout passes.
 //!

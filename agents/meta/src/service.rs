@@ -107,8 +107,8 @@ pub struct MetaService {
 }
 
 impl MetaService {
-    /// Starts the agent on the memory service's SQLite database, and (in the background)
-    /// recovers the loops an earlier run left active. Call inside a Tokio runtime.
+    /// Starts the agent on the deployment's database, and (in the background) recovers the
+    /// loops an earlier run left active. Call inside a Tokio runtime.
     pub fn start(
         config: MetaConfig,
         memory: Arc<MemoryService>,
@@ -118,9 +118,7 @@ impl MetaService {
         analyzer: Option<Arc<dyn Analyzer>>,
     ) -> Result<Arc<Self>> {
         config.validate().map_err(MetaError::invalid)?;
-        let db = memory.sqlite().cloned().ok_or_else(|| {
-            MetaError::invalid("the Meta-Agent needs the embedded (SQLite) memory profile")
-        })?;
+        let db = memory.database().clone();
         let service = Arc::new(MetaService {
             config,
             store: LoopStore::new(db),
@@ -157,13 +155,18 @@ impl MetaService {
         let _ = ready.wait_for(|done| *done).await;
     }
 
+    /// Fails the command-driven loops an earlier run left running (their commands died with
+    /// it) and takes the client-driven ones back. On a shared database another instance may
+    /// still be running a command-driven loop: it is failed here only once past its deadline.
     async fn recover(&self) -> Result<()> {
+        let shared = self.memory.database().shared();
         for StoredLoop {
             identity,
             mut record,
         } in self.store.unfinished().await?
         {
             match record.driver {
+                Driver::Command if shared && record.deadline_at > now_millis() => {}
                 Driver::Command => {
                     self.finish(
                         &identity,

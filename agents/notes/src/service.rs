@@ -148,13 +148,7 @@ impl NotesService {
         config
             .validate()
             .map_err(|e| NotesError::invalid(format!("invalid configuration: {e}")))?;
-        let db = memory.sqlite().cloned().ok_or_else(|| {
-            NotesError::invalid(
-                "the note-taking agent stores trajectories in the embedded SQLite database, \
-                 and this memory service has none",
-            )
-        })?;
-        let store = TrajectoryStore::new(db);
+        let store = TrajectoryStore::new(memory.database().clone());
         let distillery = Arc::new(Distillery::new(
             store.clone(),
             memory,

@@ -28,7 +28,7 @@ impl Stack {
     async fn open(llm: LlmConfig) -> Stack {
         let dir = tempfile::tempdir().unwrap();
         let memory = Arc::new(
-            MemoryService::open_embedded(
+            aeterna_testkit::profile::open_memory(
                 dir.path(),
                 MemoryConfig::default(),
                 Arc::new(HashingEmbedder::default()),
@@ -36,7 +36,7 @@ impl Stack {
             .await
             .unwrap(),
         );
-        let llm = LlmRoles::start(llm, memory.sqlite().cloned()).unwrap();
+        let llm = LlmRoles::start(llm, Some(memory.database().clone())).unwrap();
         let context = ContextArchitect::start_with(
             memory.clone(),
             ContextConfig {

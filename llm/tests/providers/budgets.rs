@@ -2,7 +2,6 @@
 //! providers' answers, the cap checked before a call is sent, usage kept across restarts.
 
 use aeterna_llm::{Api, Caps, ErrorKind, LlmRoles, Role, TenantBudget};
-use aeterna_memory::storage::sqlite::{SqliteConfig, SqliteDatabase};
 use prometheus_client::registry::Registry;
 
 use crate::standin::{Reply, StandIn};
@@ -89,7 +88,7 @@ async fn caps_are_enforced_per_tenant_from_the_usage_providers_report() {
 #[tokio::test]
 async fn usage_is_kept_across_restarts() {
     let dir = tempfile::tempdir().unwrap();
-    let db = SqliteDatabase::open(dir.path(), &SqliteConfig::default())
+    let db = aeterna_testkit::profile::open_database(dir.path())
         .await
         .unwrap();
     let stand_in = StandIn::start(answer()).await;
@@ -118,13 +117,15 @@ async fn usage_is_kept_across_restarts() {
         .expect("beta has its own budget");
     second.shutdown().await;
 
-    let rows: Vec<(String, String, i64, i64, i64)> = sqlx::query_as(
-        "SELECT tenant_id, role, input_tokens, output_tokens, calls FROM llm_token_usage \
-         ORDER BY tenant_id",
-    )
-    .fetch_all(&db.pool)
-    .await
-    .unwrap();
+    let rows: Vec<(String, String, i64, i64, i64)> = aeterna_memory::with_pool!(&db, |pool| {
+        sqlx::query_as(
+            "SELECT tenant_id, role, input_tokens, output_tokens, calls FROM llm_token_usage \
+             ORDER BY tenant_id",
+        )
+        .fetch_all(pool)
+        .await
+        .unwrap()
+    });
     assert_eq!(
         rows,
         vec![

@@ -9,12 +9,14 @@
 //! [`postgres::PgRecordStore`]. Both share the row decoding ([`rows`]) and filter SQL
 //! ([`filter`]).
 
+mod database;
 mod filter;
 pub mod lexical_index;
 pub mod postgres;
 mod rows;
 pub mod sqlite;
 
+pub use database::{Columns, Database, Transaction};
 use uuid::Uuid;
 
 use crate::error::Result;

@@ -230,7 +230,6 @@ async fn requests_fail_clearly_while_the_database_is_down_then_recover() {
         .unwrap();
     let service = MemoryService::open_postgres(
         db,
-        None,
         config,
         std::sync::Arc::new(aeterna_memory::embed::HashingEmbedder::default()),
     )

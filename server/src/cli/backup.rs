@@ -1,5 +1,6 @@
 //! `aeterna backup`: a consistent copy of the embedded database, taken while the server runs
-//! (`VACUUM INTO`, see `aeterna_memory::storage::sqlite::backup`).
+//! (`VACUUM INTO`, see `aeterna_memory::storage::sqlite::backup`). With `database_url` every
+//! table is in PostgreSQL, so it says which `pg_dump` to run instead.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,6 +22,14 @@ pub struct BackupArgs {
 
 pub async fn run(args: BackupArgs) -> anyhow::Result<ExitCode> {
     let config = load(&args.common, None)?;
+    if let Some(url) = &config.database_url {
+        println!(
+            "every table is in PostgreSQL (database_url); back it up with\n  pg_dump \
+             --format=custom --file=aeterna.dump '{}'",
+            aeterna_redact::redact_url_password(url)
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let data_dir = config.data_dir()?;
     let source = data_dir.join(SqliteDatabase::FILE_NAME);
     let bytes = backup_file(&source, &args.to)
@@ -31,12 +40,5 @@ pub async fn run(args: BackupArgs) -> anyhow::Result<ExitCode> {
         source.display(),
         args.to.display()
     );
-    if let Some(url) = &config.database_url {
-        println!(
-            "the memory records are in PostgreSQL (database_url); back them up with\n  pg_dump \
-             --format=custom --file=aeterna-records.dump '{}'",
-            aeterna_redact::redact_url_password(url)
-        );
-    }
     Ok(ExitCode::SUCCESS)
 }

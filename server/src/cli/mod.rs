@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 pub mod backup;
 pub mod bridge;
 pub mod ext;
+pub mod migrate;
 pub mod serve;
 
 /// Aeterna: an extension host and memory server for AI coding agents.
@@ -30,6 +31,8 @@ pub enum Command {
     Ext(ext::ExtCommand),
     /// Copy the embedded database to a file, consistently, while the server runs.
     Backup(backup::BackupArgs),
+    /// Copy an embedded deployment (its data dir) into PostgreSQL; resumable.
+    Migrate(migrate::MigrateArgs),
 }
 
 /// Parses the command line and runs the chosen subcommand.
@@ -52,6 +55,7 @@ pub fn main() -> ExitCode {
             Command::Ext(command) => ext::run(command).await,
             Command::Bridge(args) => bridge::run(args).await,
             Command::Backup(args) => backup::run(args).await,
+            Command::Migrate(args) => migrate::run(args).await,
         }
     });
     match result {

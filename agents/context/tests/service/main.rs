@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use aeterna_context::{ContextArchitect, ContextConfig};
 use aeterna_memory::embed::HashingEmbedder;
-use aeterna_memory::{Identity, Layer, MemoryConfig, MemoryService, NewMemory};
+use aeterna_memory::{Identity, Layer, MemoryConfig, NewMemory};
 
 /// A memory service and a Context Architect over a fresh data dir; keep the `TempDir` alive.
 pub async fn open_temp(config: ContextConfig) -> (tempfile::TempDir, Arc<ContextArchitect>) {
@@ -22,7 +22,7 @@ pub async fn open_temp(config: ContextConfig) -> (tempfile::TempDir, Arc<Context
 }
 
 pub async fn open(path: &Path, config: ContextConfig) -> Arc<ContextArchitect> {
-    let memory = MemoryService::open_embedded(
+    let memory = aeterna_testkit::profile::open_memory(
         path,
         MemoryConfig::default(),
         Arc::new(HashingEmbedder::default()),

@@ -1,18 +1,46 @@
-//! SQLite storage of signatures, resolutions, feedback and promotions, in the database the
-//! memory service shares (`migrations/sqlite/0300_hindsight.sql`, `0301_hindsight_examples.sql`). Every statement filters by
-//! `tenant_id`; callers pass the tenant explicitly.
+//! Storage of signatures, resolutions, feedback and promotions, in the deployment's database
+//! (migrations `0300_hindsight`, `0301_hindsight_examples`), written once for SQLite and
+//! PostgreSQL ([`aeterna_memory::storage::Database`]). Every statement filters by `tenant_id`;
+//! callers pass the tenant explicitly.
 
 pub(crate) mod examples;
 pub(crate) mod promotions;
 pub(crate) mod resolutions;
 pub(crate) mod signatures;
 
-use aeterna_memory::Layer;
-use sqlx::Row;
-use sqlx::sqlite::SqliteRow;
+use aeterna_memory::storage::{Columns, Database, Transaction};
+use aeterna_memory::{Layer, with_connection, with_pool};
 use uuid::Uuid;
 
-use crate::error::{HindsightError, Result};
+use crate::error::{HindsightError, Result, failed};
+
+/// Counts one more write to what `tenant_id`'s index holds, inside the writing transaction
+/// (`hindsight_versions`, migration `0302`). Returns the new version.
+pub(crate) async fn bump_version(tx: &mut Transaction, tenant_id: &str) -> Result<i64> {
+    with_connection!(tx, |conn| {
+        sqlx::query_scalar(
+            "INSERT INTO hindsight_versions (tenant_id, version) VALUES ($1, 1) \
+             ON CONFLICT (tenant_id) DO UPDATE SET version = hindsight_versions.version + 1 \
+             RETURNING version",
+        )
+        .bind(tenant_id)
+        .fetch_one(conn)
+        .await
+    })
+    .map_err(failed("counting a write"))
+}
+
+/// The version `tenant_id`'s tables are at (0 before the first write).
+pub(crate) async fn version(db: &Database, tenant_id: &str) -> Result<i64> {
+    let version: Option<i64> = with_pool!(db, |pool| {
+        sqlx::query_scalar("SELECT version FROM hindsight_versions WHERE tenant_id = $1")
+            .bind(tenant_id)
+            .fetch_optional(pool)
+            .await
+    })
+    .map_err(failed("reading the index version"))?;
+    Ok(version.unwrap_or(0))
+}
 
 pub(crate) fn corrupt(what: &str, error: impl std::fmt::Display) -> HindsightError {
     HindsightError::storage(
@@ -21,42 +49,39 @@ pub(crate) fn corrupt(what: &str, error: impl std::fmt::Display) -> HindsightErr
     )
 }
 
-pub(crate) fn text(row: &SqliteRow, column: &str) -> Result<String> {
-    row.try_get::<String, _>(column)
-        .map_err(|e| corrupt(column, e))
+pub(crate) fn text(row: &impl Columns, column: &str) -> Result<String> {
+    row.text(column).map_err(|e| corrupt(column, e))
 }
 
-pub(crate) fn opt_text(row: &SqliteRow, column: &str) -> Result<Option<String>> {
-    row.try_get::<Option<String>, _>(column)
-        .map_err(|e| corrupt(column, e))
+pub(crate) fn opt_text(row: &impl Columns, column: &str) -> Result<Option<String>> {
+    row.opt_text(column).map_err(|e| corrupt(column, e))
 }
 
-pub(crate) fn int(row: &SqliteRow, column: &str) -> Result<i64> {
-    row.try_get::<i64, _>(column)
-        .map_err(|e| corrupt(column, e))
+pub(crate) fn int(row: &impl Columns, column: &str) -> Result<i64> {
+    row.int(column).map_err(|e| corrupt(column, e))
 }
 
-pub(crate) fn count(row: &SqliteRow, column: &str) -> Result<u64> {
+pub(crate) fn count(row: &impl Columns, column: &str) -> Result<u64> {
     Ok(int(row, column)?.max(0) as u64)
 }
 
-pub(crate) fn uuid(row: &SqliteRow, column: &str) -> Result<Uuid> {
+pub(crate) fn uuid(row: &impl Columns, column: &str) -> Result<Uuid> {
     text(row, column)?.parse().map_err(|e| corrupt(column, e))
 }
 
-pub(crate) fn opt_uuid(row: &SqliteRow, column: &str) -> Result<Option<Uuid>> {
+pub(crate) fn opt_uuid(row: &impl Columns, column: &str) -> Result<Option<Uuid>> {
     opt_text(row, column)?
         .map(|id| id.parse().map_err(|e| corrupt(column, e)))
         .transpose()
 }
 
-pub(crate) fn layer(row: &SqliteRow, column: &str) -> Result<Layer> {
+pub(crate) fn layer(row: &impl Columns, column: &str) -> Result<Layer> {
     text(row, column)?
         .parse()
         .map_err(|e: String| corrupt(column, e))
 }
 
-pub(crate) fn json<T: serde::de::DeserializeOwned>(row: &SqliteRow, column: &str) -> Result<T> {
+pub(crate) fn json<T: serde::de::DeserializeOwned>(row: &impl Columns, column: &str) -> Result<T> {
     serde_json::from_str(&text(row, column)?).map_err(|e| corrupt(column, e))
 }
 

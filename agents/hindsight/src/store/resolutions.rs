@@ -1,8 +1,8 @@
 //! `hindsight_resolutions` and `hindsight_feedback`.
 
-use aeterna_memory::{Scope, Timestamp};
+use aeterna_memory::storage::{Columns, Database, Transaction};
+use aeterna_memory::{Scope, Timestamp, with_connection, with_pool};
 use sqlx::QueryBuilder;
-use sqlx::sqlite::{Sqlite, SqliteConnection, SqlitePool, SqliteRow};
 use uuid::Uuid;
 
 use super::{count, examples, int, json, layer, opt_uuid, text, to_json, uuid};
@@ -14,7 +14,7 @@ const COLUMNS: &str = "id, signature_id, layer, scope_id, description, changes, 
      promoted_from, success_count, application_count, baseline_applications, created_by, \
      created_at, updated_at, note_id";
 
-fn from_row(row: &SqliteRow) -> Result<Resolution> {
+fn from_row(row: &impl Columns) -> Result<Resolution> {
     let success_count = count(row, "success_count")?;
     let application_count = count(row, "application_count")?;
     Ok(Resolution {
@@ -39,16 +39,12 @@ fn from_row(row: &SqliteRow) -> Result<Resolution> {
     })
 }
 
-pub(crate) async fn insert(
-    conn: &mut SqliteConnection,
-    tenant_id: &str,
-    r: &Resolution,
-) -> Result<()> {
+pub(crate) async fn insert(tx: &mut Transaction, tenant_id: &str, r: &Resolution) -> Result<()> {
     let sql = format!(
         "INSERT INTO hindsight_resolutions (tenant_id, {COLUMNS}) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
     );
-    sqlx::query(sqlx::AssertSqlSafe(sql))
+    with_connection!(tx, |conn| sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(tenant_id)
         .bind(r.id.to_string())
         .bind(r.signature_id.to_string())
@@ -67,25 +63,30 @@ pub(crate) async fn insert(
         .bind(r.note_id.map(|id| id.to_string()))
         .execute(conn)
         .await
-        .map_err(failed("storing a resolution"))?;
+        .map(drop))
+    .map_err(failed("storing a resolution"))?;
     Ok(())
 }
 
 pub(crate) async fn get(
-    conn: &mut SqliteConnection,
+    tx: &mut Transaction,
     tenant_id: &str,
     id: Uuid,
 ) -> Result<Option<Resolution>> {
-    let sql = format!("SELECT {COLUMNS} FROM hindsight_resolutions WHERE tenant_id = ? AND id = ?");
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(tenant_id)
-        .bind(id.to_string())
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(failed("reading a resolution"))?;
-    let Some(row) = row else { return Ok(None) };
-    let mut resolution = [from_row(&row)?];
-    examples::fill(conn, tenant_id, &mut resolution).await?;
+    let sql =
+        format!("SELECT {COLUMNS} FROM hindsight_resolutions WHERE tenant_id = $1 AND id = $2");
+    let found = with_connection!(&mut *tx, |conn| {
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(tenant_id)
+            .bind(id.to_string())
+            .fetch_optional(conn)
+            .await
+            .map_err(failed("reading a resolution"))?;
+        row.as_ref().map(from_row).transpose()?
+    });
+    let Some(found) = found else { return Ok(None) };
+    let mut resolution = [found];
+    examples::fill(tx, tenant_id, &mut resolution).await?;
     let [resolution] = resolution;
     Ok(Some(resolution))
 }
@@ -93,7 +94,7 @@ pub(crate) async fn get(
 /// The resolutions that fix one of `signature_ids` (as their own signature or as an example)
 /// and live in one of `scopes`, with their examples.
 pub(crate) async fn for_signatures(
-    pool: &SqlitePool,
+    db: &Database,
     tenant_id: &str,
     signature_ids: &[Uuid],
     scopes: &[Scope],
@@ -101,78 +102,86 @@ pub(crate) async fn for_signatures(
     if signature_ids.is_empty() || scopes.is_empty() {
         return Ok(Vec::new());
     }
-    let mut query = QueryBuilder::<Sqlite>::new(format!(
-        "SELECT {COLUMNS} FROM hindsight_resolutions WHERE tenant_id = "
-    ));
-    query.push_bind(tenant_id).push(" AND (signature_id IN (");
-    let mut ids = query.separated(", ");
-    for id in signature_ids {
-        ids.push_bind(id.to_string());
-    }
-    query
-        .push(") OR id IN (SELECT resolution_id FROM hindsight_resolution_examples WHERE tenant_id = ")
-        .push_bind(tenant_id)
-        .push(" AND signature_id IN (");
-    let mut ids = query.separated(", ");
-    for id in signature_ids {
-        ids.push_bind(id.to_string());
-    }
-    query.push("))) AND (");
-    for (index, scope) in scopes.iter().enumerate() {
-        if index > 0 {
-            query.push(" OR ");
+    let mut tx = db
+        .begin_read()
+        .await
+        .map_err(failed("reading resolutions"))?;
+    let mut found: Vec<Resolution> = with_connection!(&mut tx, |conn| {
+        let mut query = QueryBuilder::new(format!(
+            "SELECT {COLUMNS} FROM hindsight_resolutions WHERE tenant_id = "
+        ));
+        query.push_bind(tenant_id).push(" AND (signature_id IN (");
+        let mut ids = query.separated(", ");
+        for id in signature_ids {
+            ids.push_bind(id.to_string());
         }
         query
-            .push("(layer = ")
-            .push_bind(scope.layer.as_str())
-            .push(" AND scope_id = ")
-            .push_bind(scope.scope_id.clone())
-            .push(")");
-    }
-    query.push(")");
-    let rows = query
-        .build()
-        .fetch_all(pool)
-        .await
-        .map_err(failed("reading resolutions"))?;
-    let mut found: Vec<Resolution> = rows.iter().map(from_row).collect::<Result<_>>()?;
-    let mut conn = pool
-        .acquire()
-        .await
-        .map_err(failed("reading resolutions"))?;
-    examples::fill(&mut conn, tenant_id, &mut found).await?;
+            .push(
+                ") OR id IN (SELECT resolution_id FROM hindsight_resolution_examples \
+                 WHERE tenant_id = ",
+            )
+            .push_bind(tenant_id)
+            .push(" AND signature_id IN (");
+        let mut ids = query.separated(", ");
+        for id in signature_ids {
+            ids.push_bind(id.to_string());
+        }
+        query.push("))) AND (");
+        for (index, scope) in scopes.iter().enumerate() {
+            if index > 0 {
+                query.push(" OR ");
+            }
+            query
+                .push("(layer = ")
+                .push_bind(scope.layer.as_str())
+                .push(" AND scope_id = ")
+                .push_bind(scope.scope_id.clone())
+                .push(")");
+        }
+        query.push(")");
+        let rows = query
+            .build()
+            .fetch_all(conn)
+            .await
+            .map_err(failed("reading resolutions"))?;
+        rows.iter().map(from_row).collect::<Result<_>>()?
+    });
+    examples::fill(&mut tx, tenant_id, &mut found).await?;
     Ok(found)
 }
 
 /// Whether a copy of the lineage `origin_id` already lives in `scope`.
 pub(crate) async fn in_scope_of_lineage(
-    conn: &mut SqliteConnection,
+    tx: &mut Transaction,
     tenant_id: &str,
     origin_id: Uuid,
     scope: &Scope,
 ) -> Result<Option<Resolution>> {
     let sql = format!(
         "SELECT {COLUMNS} FROM hindsight_resolutions \
-         WHERE tenant_id = ? AND origin_id = ? AND layer = ? AND scope_id = ?"
+         WHERE tenant_id = $1 AND origin_id = $2 AND layer = $3 AND scope_id = $4"
     );
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(tenant_id)
-        .bind(origin_id.to_string())
-        .bind(scope.layer.as_str())
-        .bind(&scope.scope_id)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(failed("reading a resolution"))?;
-    let Some(row) = row else { return Ok(None) };
-    let mut resolution = [from_row(&row)?];
-    examples::fill(conn, tenant_id, &mut resolution).await?;
+    let found = with_connection!(&mut *tx, |conn| {
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(tenant_id)
+            .bind(origin_id.to_string())
+            .bind(scope.layer.as_str())
+            .bind(&scope.scope_id)
+            .fetch_optional(conn)
+            .await
+            .map_err(failed("reading a resolution"))?;
+        row.as_ref().map(from_row).transpose()?
+    });
+    let Some(found) = found else { return Ok(None) };
+    let mut resolution = [found];
+    examples::fill(tx, tenant_id, &mut resolution).await?;
     let [resolution] = resolution;
     Ok(Some(resolution))
 }
 
 /// Records one application and updates the counters in the same transaction.
 pub(crate) async fn record_feedback(
-    conn: &mut SqliteConnection,
+    tx: &mut Transaction,
     tenant_id: &str,
     resolution_id: Uuid,
     success: bool,
@@ -180,52 +189,60 @@ pub(crate) async fn record_feedback(
     comment: Option<&str>,
     now: Timestamp,
 ) -> Result<Resolution> {
-    sqlx::query(
-        "INSERT INTO hindsight_feedback \
-             (tenant_id, id, resolution_id, success, applied_by, comment, created_at) \
-         VALUES (?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind(tenant_id)
-    .bind(Uuid::now_v7().to_string())
-    .bind(resolution_id.to_string())
-    .bind(i64::from(success))
-    .bind(applied_by)
-    .bind(comment)
-    .bind(now)
-    .execute(&mut *conn)
-    .await
-    .map_err(failed("recording feedback"))?;
     let sql = format!(
         "UPDATE hindsight_resolutions SET application_count = application_count + 1, \
-             success_count = success_count + ?, updated_at = ? \
-         WHERE tenant_id = ? AND id = ? RETURNING {COLUMNS}"
+             success_count = success_count + $1, updated_at = $2 \
+         WHERE tenant_id = $3 AND id = $4 RETURNING {COLUMNS}"
     );
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(i64::from(success))
-        .bind(now)
+    let updated = with_connection!(&mut *tx, |conn| {
+        sqlx::query(
+            "INSERT INTO hindsight_feedback \
+                 (tenant_id, id, resolution_id, success, applied_by, comment, created_at) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
         .bind(tenant_id)
+        .bind(Uuid::now_v7().to_string())
         .bind(resolution_id.to_string())
-        .fetch_one(&mut *conn)
+        .bind(i64::from(success))
+        .bind(applied_by)
+        .bind(comment)
+        .bind(now)
+        .execute(&mut *conn)
         .await
         .map_err(failed("recording feedback"))?;
-    let mut resolution = [from_row(&row)?];
-    examples::fill(conn, tenant_id, &mut resolution).await?;
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(i64::from(success))
+            .bind(now)
+            .bind(tenant_id)
+            .bind(resolution_id.to_string())
+            .fetch_one(conn)
+            .await
+            .map_err(failed("recording feedback"))?;
+        from_row(&row)?
+    });
+    let mut resolution = [updated];
+    examples::fill(tx, tenant_id, &mut resolution).await?;
     let [resolution] = resolution;
     Ok(resolution)
 }
 
 pub(crate) async fn set_note(
-    pool: &SqlitePool,
+    db: &Database,
     tenant_id: &str,
     id: Uuid,
     note_id: Uuid,
 ) -> Result<()> {
-    sqlx::query("UPDATE hindsight_resolutions SET note_id = ? WHERE tenant_id = ? AND id = ?")
+    with_pool!(db, |pool| {
+        sqlx::query(
+            "UPDATE hindsight_resolutions SET note_id = $1 WHERE tenant_id = $2 AND id = $3",
+        )
         .bind(note_id.to_string())
         .bind(tenant_id)
         .bind(id.to_string())
         .execute(pool)
         .await
-        .map_err(failed("linking a note"))?;
+        .map(drop)
+    })
+    .map_err(failed("linking a note"))?;
     Ok(())
 }

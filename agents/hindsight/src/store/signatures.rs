@@ -1,7 +1,7 @@
 //! `hindsight_signatures`: one row per (tenant, scope, fingerprint).
 
-use aeterna_memory::{Scope, Timestamp};
-use sqlx::sqlite::{SqliteConnection, SqlitePool, SqliteRow};
+use aeterna_memory::storage::{Columns, Database, Transaction};
+use aeterna_memory::{Scope, Timestamp, with_connection, with_pool};
 use uuid::Uuid;
 
 use super::{
@@ -21,9 +21,10 @@ pub(crate) struct SignatureRow {
     pub embedder_id: Option<String>,
 }
 
-fn from_row(row: &SqliteRow) -> Result<SignatureRow> {
-    let embedding: Option<Vec<u8>> =
-        sqlx::Row::try_get(row, "embedding").map_err(|e| corrupt("embedding", e))?;
+fn from_row(row: &impl Columns) -> Result<SignatureRow> {
+    let embedding = row
+        .opt_bytes("embedding")
+        .map_err(|e| corrupt("embedding", e))?;
     let signature = ErrorSignature {
         error_type: text(row, "error_type")?,
         message_pattern: text(row, "message_pattern")?,
@@ -51,29 +52,34 @@ fn from_row(row: &SqliteRow) -> Result<SignatureRow> {
 }
 
 /// Every signature of a tenant, for its in-memory index.
-pub(crate) async fn load_tenant(pool: &SqlitePool, tenant_id: &str) -> Result<Vec<SignatureRow>> {
-    let sql = format!("SELECT {COLUMNS} FROM hindsight_signatures WHERE tenant_id = ?");
-    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(tenant_id)
-        .fetch_all(pool)
-        .await
-        .map_err(failed("loading signatures"))?;
-    rows.iter().map(from_row).collect()
+pub(crate) async fn load_tenant(db: &Database, tenant_id: &str) -> Result<Vec<SignatureRow>> {
+    let sql = format!("SELECT {COLUMNS} FROM hindsight_signatures WHERE tenant_id = $1");
+    with_pool!(db, |pool| {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(tenant_id)
+            .fetch_all(pool)
+            .await
+            .map_err(failed("loading signatures"))?;
+        rows.iter().map(from_row).collect()
+    })
 }
 
 pub(crate) async fn get(
-    conn: &mut SqliteConnection,
+    tx: &mut Transaction,
     tenant_id: &str,
     id: Uuid,
 ) -> Result<Option<SignatureRow>> {
-    let sql = format!("SELECT {COLUMNS} FROM hindsight_signatures WHERE tenant_id = ? AND id = ?");
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(tenant_id)
-        .bind(id.to_string())
-        .fetch_optional(conn)
-        .await
-        .map_err(failed("reading a signature"))?;
-    row.as_ref().map(from_row).transpose()
+    let sql =
+        format!("SELECT {COLUMNS} FROM hindsight_signatures WHERE tenant_id = $1 AND id = $2");
+    with_connection!(tx, |conn| {
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(tenant_id)
+            .bind(id.to_string())
+            .fetch_optional(conn)
+            .await
+            .map_err(failed("reading a signature"))?;
+        row.as_ref().map(from_row).transpose()
+    })
 }
 
 /// A new signature to store.
@@ -90,43 +96,46 @@ pub(crate) struct NewSignature<'a> {
 /// Inserts the signature, or counts one more occurrence of the row with the same fingerprint
 /// in that scope. Returns the stored row.
 pub(crate) async fn insert_or_count(
-    conn: &mut SqliteConnection,
+    tx: &mut Transaction,
     tenant_id: &str,
     new: NewSignature<'_>,
 ) -> Result<SignatureRow> {
     let sql = format!(
         "INSERT INTO hindsight_signatures (tenant_id, {COLUMNS}) \
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 1, $14, $15) \
          ON CONFLICT (tenant_id, layer, scope_id, fingerprint) DO UPDATE SET \
-             occurrence_count = occurrence_count + 1, last_seen_at = excluded.last_seen_at \
+             occurrence_count = hindsight_signatures.occurrence_count + 1, \
+             last_seen_at = excluded.last_seen_at \
          RETURNING {COLUMNS}"
     );
     let signature = new.signature;
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(tenant_id)
-        .bind(new.id.to_string())
-        .bind(new.scope.layer.as_str())
-        .bind(&new.scope.scope_id)
-        .bind(signature.language.as_str())
-        .bind(&signature.error_type)
-        .bind(&signature.message_pattern)
-        .bind(to_json(&signature.stack_patterns))
-        .bind(to_json(&signature.context_patterns))
-        .bind(new.fingerprint)
-        .bind(signature.embedding.as_deref().map(encode_vector))
-        .bind(new.embedder_id)
-        .bind(new.sample)
-        .bind(new.now)
-        .bind(new.now)
-        .fetch_one(conn)
-        .await
-        .map_err(failed("storing a signature"))?;
-    from_row(&row)
+    with_connection!(tx, |conn| {
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(tenant_id)
+            .bind(new.id.to_string())
+            .bind(new.scope.layer.as_str())
+            .bind(&new.scope.scope_id)
+            .bind(signature.language.as_str())
+            .bind(&signature.error_type)
+            .bind(&signature.message_pattern)
+            .bind(to_json(&signature.stack_patterns))
+            .bind(to_json(&signature.context_patterns))
+            .bind(new.fingerprint)
+            .bind(signature.embedding.as_deref().map(encode_vector))
+            .bind(new.embedder_id)
+            .bind(new.sample)
+            .bind(new.now)
+            .bind(new.now)
+            .fetch_one(conn)
+            .await
+            .map_err(failed("storing a signature"))?;
+        from_row(&row)
+    })
 }
 
 /// Counts one more occurrence of an existing signature and widens its context.
 pub(crate) async fn count_occurrence(
-    conn: &mut SqliteConnection,
+    tx: &mut Transaction,
     tenant_id: &str,
     id: Uuid,
     stack_patterns: &[String],
@@ -135,47 +144,54 @@ pub(crate) async fn count_occurrence(
 ) -> Result<SignatureRow> {
     let sql = format!(
         "UPDATE hindsight_signatures SET occurrence_count = occurrence_count + 1, \
-             last_seen_at = ?, stack_patterns = ?, context_patterns = ? \
-         WHERE tenant_id = ? AND id = ? RETURNING {COLUMNS}"
+             last_seen_at = $1, stack_patterns = $2, context_patterns = $3 \
+         WHERE tenant_id = $4 AND id = $5 RETURNING {COLUMNS}"
     );
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(now)
-        .bind(to_json(&stack_patterns))
-        .bind(to_json(&context_patterns))
-        .bind(tenant_id)
-        .bind(id.to_string())
-        .fetch_one(conn)
-        .await
-        .map_err(failed("counting an occurrence"))?;
-    from_row(&row)
+    with_connection!(tx, |conn| {
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(now)
+            .bind(to_json(&stack_patterns))
+            .bind(to_json(&context_patterns))
+            .bind(tenant_id)
+            .bind(id.to_string())
+            .fetch_one(conn)
+            .await
+            .map_err(failed("counting an occurrence"))?;
+        from_row(&row)
+    })
 }
 
 /// Copies `signature` into `scope` with its occurrence count (a promotion or a resolution in a
 /// broader layer), or returns the row already there with the same fingerprint.
 pub(crate) async fn copy_to_scope(
-    conn: &mut SqliteConnection,
+    tx: &mut Transaction,
     tenant_id: &str,
     signature: &StoredSignature,
     scope: &Scope,
 ) -> Result<SignatureRow> {
+    // `CASE` rather than SQLite's two-argument `max` / PostgreSQL's `GREATEST`: both run it.
     let sql = format!(
         "INSERT INTO hindsight_signatures (tenant_id, {COLUMNS}) \
-         SELECT tenant_id, ?, ?, ?, language, error_type, message_pattern, stack_patterns, \
+         SELECT tenant_id, $1, $2, $3, language, error_type, message_pattern, stack_patterns, \
              context_patterns, fingerprint, embedding, embedder_id, sample, occurrence_count, \
              first_seen_at, last_seen_at \
-         FROM hindsight_signatures WHERE tenant_id = ? AND id = ? \
+         FROM hindsight_signatures WHERE tenant_id = $4 AND id = $5 \
          ON CONFLICT (tenant_id, layer, scope_id, fingerprint) DO UPDATE SET \
-             occurrence_count = max(occurrence_count, excluded.occurrence_count) \
+             occurrence_count = CASE \
+                 WHEN excluded.occurrence_count > hindsight_signatures.occurrence_count \
+                 THEN excluded.occurrence_count ELSE hindsight_signatures.occurrence_count END \
          RETURNING {COLUMNS}"
     );
-    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(Uuid::now_v7().to_string())
-        .bind(scope.layer.as_str())
-        .bind(&scope.scope_id)
-        .bind(tenant_id)
-        .bind(signature.id.to_string())
-        .fetch_one(conn)
-        .await
-        .map_err(failed("copying a signature"))?;
-    from_row(&row)
+    with_connection!(tx, |conn| {
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(Uuid::now_v7().to_string())
+            .bind(scope.layer.as_str())
+            .bind(&scope.scope_id)
+            .bind(tenant_id)
+            .bind(signature.id.to_string())
+            .fetch_one(conn)
+            .await
+            .map_err(failed("copying a signature"))?;
+        from_row(&row)
+    })
 }

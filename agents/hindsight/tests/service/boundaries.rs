@@ -1,6 +1,8 @@
 //! What must never happen: secrets reaching storage, one tenant or scope seeing another's
 //! data, bad input writing anything.
 
+use aeterna_memory::storage::Database;
+
 use super::*;
 
 #[tokio::test]
@@ -63,7 +65,6 @@ async fn secrets_in_error_text_and_resolutions_never_reach_storage() {
         .expect("feedback");
 
     // Every text and blob column of every hindsight table, and the notes, read back raw.
-    let pool = &h.memory.sqlite().expect("sqlite").pool;
     let mut scanned = 0;
     for table in [
         "hindsight_signatures",
@@ -72,30 +73,10 @@ async fn secrets_in_error_text_and_resolutions_never_reach_storage() {
         "hindsight_promotions",
         "memories",
     ] {
-        let columns: Vec<String> =
-            sqlx::query(sqlx::AssertSqlSafe(format!("PRAGMA table_info({table})")))
-                .fetch_all(pool)
-                .await
-                .expect("columns")
-                .iter()
-                .map(|row| row.get::<String, _>("name"))
-                .collect();
-        for column in columns {
-            let sql = format!("SELECT CAST({column} AS BLOB) FROM {table}");
-            for row in sqlx::query(sqlx::AssertSqlSafe(sql))
-                .fetch_all(pool)
-                .await
-                .expect("scan")
-            {
-                let bytes: Option<Vec<u8>> = row.get(0);
-                let value = String::from_utf8_lossy(&bytes.unwrap_or_default()).into_owned();
-                scanned += value.len();
-                for secret in secrets {
-                    assert!(
-                        !value.contains(secret),
-                        "{table}.{column} stores {secret}: {value}"
-                    );
-                }
+        for value in raw_values(h.memory.database(), table).await {
+            scanned += value.len();
+            for secret in secrets {
+                assert!(!value.contains(secret), "{table} stores {secret}: {value}");
             }
         }
     }
@@ -301,4 +282,39 @@ async fn bad_input_gets_clear_errors_and_writes_nothing() {
         count(&h, "SELECT count(*) FROM hindsight_signatures").await,
         1
     );
+}
+
+/// Every value stored in `table`, as text: each column's bytes on SQLite, each row as JSON on
+/// PostgreSQL.
+async fn raw_values(db: &Database, table: &str) -> Vec<String> {
+    match db {
+        Database::Sqlite(db) => {
+            let columns: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+                "SELECT name FROM pragma_table_info('{table}')"
+            )))
+            .fetch_all(&db.pool)
+            .await
+            .expect("columns");
+            let mut values = Vec::new();
+            for column in columns {
+                let sql = format!("SELECT CAST({column} AS BLOB) FROM {table}");
+                let blobs: Vec<Option<Vec<u8>>> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+                    .fetch_all(&db.pool)
+                    .await
+                    .expect("scan");
+                values.extend(
+                    blobs.into_iter().map(|bytes| {
+                        String::from_utf8_lossy(&bytes.unwrap_or_default()).into_owned()
+                    }),
+                );
+            }
+            values
+        }
+        Database::Postgres(db) => sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT row_to_json(t)::text FROM {table} AS t"
+        )))
+        .fetch_all(&db.pool)
+        .await
+        .expect("scan"),
+    }
 }

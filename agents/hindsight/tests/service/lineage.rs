@@ -90,7 +90,7 @@ async fn a_second_wording_joins_by_resolution_id_and_queries_find_either() {
     } = h;
     drop((hindsight, memory));
     let memory = std::sync::Arc::new(
-        aeterna_memory::MemoryService::open_embedded(
+        aeterna_testkit::profile::open_memory(
             dir.path(),
             aeterna_memory::MemoryConfig::default(),
             std::sync::Arc::new(aeterna_memory::embed::HashingEmbedder::default()),

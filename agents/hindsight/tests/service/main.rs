@@ -12,7 +12,6 @@ use std::collections::BTreeSet;
 
 use aeterna_hindsight::*;
 use aeterna_memory::{Identity, Layer, SearchRequest, kind};
-use sqlx::Row;
 use support::{fixture, harness, identity};
 use uuid::Uuid;
 
@@ -97,12 +96,12 @@ async fn query(h: &support::Harness, who: &Identity, path: &str) -> QueryOutcome
 }
 
 async fn count(h: &support::Harness, sql: &str) -> i64 {
-    let pool = &h.memory.sqlite().expect("sqlite").pool;
-    sqlx::query(sqlx::AssertSqlSafe(sql.to_string()))
-        .fetch_one(pool)
-        .await
-        .expect(sql)
-        .get(0)
+    aeterna_memory::with_pool!(h.memory.database(), |pool| {
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql.to_string()))
+            .fetch_one(pool)
+            .await
+            .expect(sql)
+    })
 }
 
 #[tokio::test]
@@ -315,7 +314,7 @@ async fn a_signature_can_be_queried_directly_and_survives_a_restart() {
     }
     // A fresh process on the same data dir loads the index from SQLite.
     let memory = std::sync::Arc::new(
-        aeterna_memory::MemoryService::open_embedded(
+        aeterna_testkit::profile::open_memory(
             dir.path(),
             aeterna_memory::MemoryConfig::default(),
             std::sync::Arc::new(aeterna_memory::embed::HashingEmbedder::default()),

@@ -18,7 +18,7 @@ pub struct Harness {
 
 pub async fn harness(config: HindsightConfig) -> Harness {
     let dir = tempfile::tempdir().expect("temp dir");
-    let memory = MemoryService::open_embedded(
+    let memory = aeterna_testkit::profile::open_memory(
         dir.path(),
         MemoryConfig::default(),
         Arc::new(HashingEmbedder::default()),

@@ -81,6 +81,11 @@ async fn cancel_mid_phase_kills_the_phase_and_ends_the_loop() {
 /// processes are gone); the client-driven loop resumes where it was.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_fails_command_loops_and_resumes_client_loops() {
+    if aeterna_testkit::profile::skip_on_postgres(
+        "on a shared database a running command loop may belong to another instance: it is failed only past its deadline",
+    ) {
+        return;
+    }
     let root = tempfile::tempdir().unwrap();
     let data = tempfile::tempdir().unwrap();
     let dir = python_project(root.path());

@@ -32,7 +32,7 @@ pub struct Agents {
 
 impl Agents {
     pub async fn open(dir: &Path, config: MetaConfig) -> Agents {
-        let memory = MemoryService::open_embedded(
+        let memory = aeterna_testkit::profile::open_memory(
             dir,
             MemoryConfig::default(),
             Arc::new(HashingEmbedder::default()),

@@ -8,6 +8,9 @@ use crate::{Agent, alice, count_events, event, for_whom, inspect, manual};
 
 #[tokio::test]
 async fn accepted_events_are_stored_with_their_tenant_and_identity() {
+    if aeterna_testkit::profile::skip_on_postgres("it reads or locks the SQLite file directly") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let agent = Agent::open(dir.path(), manual()).await;
     let events = (0..25)
@@ -68,6 +71,9 @@ async fn accepted_events_are_stored_with_their_tenant_and_identity() {
 
 #[tokio::test]
 async fn capture_modes_apply_per_tenant_and_project() {
+    if aeterna_testkit::profile::skip_on_postgres("it reads or locks the SQLite file directly") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let mut config = manual();
     config
@@ -148,6 +154,9 @@ async fn capture_modes_apply_per_tenant_and_project() {
 
 #[tokio::test]
 async fn invalid_input_is_refused_by_index_and_nothing_is_enqueued() {
+    if aeterna_testkit::profile::skip_on_postgres("it reads or locks the SQLite file directly") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let agent = Agent::open(dir.path(), manual()).await;
     let events = vec![
@@ -183,6 +192,9 @@ async fn invalid_input_is_refused_by_index_and_nothing_is_enqueued() {
 
 #[tokio::test]
 async fn oversized_fields_are_truncated_and_marked() {
+    if aeterna_testkit::profile::skip_on_postgres("it reads or locks the SQLite file directly") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let mut config = manual();
     config.limits.max_output_bytes = 100;

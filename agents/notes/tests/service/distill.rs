@@ -255,6 +255,9 @@ async fn re_distilling_the_same_events_writes_no_duplicate() {
 
 #[tokio::test]
 async fn a_note_lost_between_storing_and_marking_is_not_duplicated() {
+    if aeterna_testkit::profile::skip_on_postgres("it reads or locks the SQLite file directly") {
+        return;
+    }
     // A crash after the note was stored but before its events were marked: the next
     // distillation writes identical content, which the memory service deduplicates.
     let dir = tempfile::tempdir().unwrap();
@@ -299,6 +302,9 @@ async fn a_note_lost_between_storing_and_marking_is_not_duplicated() {
 
 #[tokio::test]
 async fn the_threshold_distils_a_session_automatically() {
+    if aeterna_testkit::profile::skip_on_postgres("it reads or locks the SQLite file directly") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let agent = Agent::open(dir.path(), NotesConfig::default()).await;
     let who = alice();

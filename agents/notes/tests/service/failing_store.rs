@@ -25,6 +25,9 @@ async fn lock_writes(path: &std::path::Path) -> SqliteConnection {
 
 #[tokio::test]
 async fn writes_are_retried_until_the_database_accepts_them() {
+    if aeterna_testkit::profile::skip_on_postgres("it reads or locks the SQLite file directly") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let mut memory = MemoryConfig::default();
     memory.sqlite.busy_timeout_ms = 50;
@@ -87,6 +90,9 @@ async fn writes_are_retried_until_the_database_accepts_them() {
 
 #[tokio::test]
 async fn a_database_still_locked_at_shutdown_spills_and_the_next_start_stores_everything() {
+    if aeterna_testkit::profile::skip_on_postgres("it reads or locks the SQLite file directly") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let spill_file = dir.path().join("trajectory-spill.jsonl");
     let mut memory = MemoryConfig::default();

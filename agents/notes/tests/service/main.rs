@@ -30,10 +30,13 @@ impl Agent {
     }
 
     pub async fn open_with(path: &Path, config: NotesConfig, memory: MemoryConfig) -> Agent {
-        let memory =
-            MemoryService::open_embedded(path, memory, Arc::new(HashingEmbedder::default()))
-                .await
-                .expect("open memory");
+        let memory = aeterna_testkit::profile::open_memory(
+            path,
+            memory,
+            Arc::new(HashingEmbedder::default()),
+        )
+        .await
+        .expect("open memory");
         let memory = Arc::new(memory);
         let notes = NotesService::start(config, memory.clone()).expect("start notes");
         Agent { memory, notes }

@@ -10,6 +10,9 @@ use crate::{
 
 #[tokio::test]
 async fn shutdown_stores_every_acknowledged_event() {
+    if aeterna_testkit::profile::skip_on_postgres("it reads or locks the SQLite file directly") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let agent = Agent::open(dir.path(), manual()).await;
     let mut acknowledged = 0;

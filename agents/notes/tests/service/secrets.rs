@@ -14,6 +14,9 @@ const JWT: &str =
 
 #[tokio::test]
 async fn secrets_in_inputs_and_outputs_never_reach_storage() {
+    if aeterna_testkit::profile::skip_on_postgres("it reads or locks the SQLite file directly") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let agent = Agent::open(dir.path(), manual()).await;
     let who = alice();

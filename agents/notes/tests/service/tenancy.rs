@@ -7,6 +7,9 @@ use crate::{Agent, alice, count_events, for_whom, inspect, manual, realistic_tra
 
 #[tokio::test]
 async fn another_tenant_sees_nothing_of_acme() {
+    if aeterna_testkit::profile::skip_on_postgres("it reads or locks the SQLite file directly") {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let agent = Agent::open(dir.path(), manual()).await;
     let acme = alice();
