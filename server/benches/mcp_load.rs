@@ -7,7 +7,9 @@
 //! operation (user + system, from /proc) and its resident memory.
 //!
 //! `cargo bench -p aeterna-server --bench mcp_load` (optional: `-- --ops 4000 --seed 10000
-//! --only memory_search` to run one tool of the mix alone, for attribution).
+//! --only memory_search` to run one tool of the mix alone, for attribution;
+//! `--database-url postgres://… --instances 2` to run several servers on one PostgreSQL, in a
+//! fresh schema, with the clients spread over them and the CPU of all of them counted).
 //! Bounded: a fixed number of operations per level, latencies kept in one preallocated vector.
 
 use std::io::{BufRead, BufReader};
@@ -34,6 +36,8 @@ struct Options {
     ops_per_level: usize,
     seed_memories: usize,
     only: Option<String>,
+    database_url: Option<String>,
+    instances: usize,
 }
 
 fn options() -> Options {
@@ -41,6 +45,8 @@ fn options() -> Options {
         ops_per_level: 4_000,
         seed_memories: 10_000,
         only: None,
+        database_url: None,
+        instances: 1,
     };
     let args: Vec<String> = std::env::args().collect();
     for pair in args.windows(2) {
@@ -49,6 +55,8 @@ fn options() -> Options {
             "--ops" => options.ops_per_level = value(),
             "--seed" => options.seed_memories = value(),
             "--only" => options.only = Some(pair[1].clone()),
+            "--database-url" => options.database_url = Some(pair[1].clone()),
+            "--instances" => options.instances = value(),
             _ => {}
         }
     }
@@ -69,11 +77,19 @@ impl Drop for Server {
     }
 }
 
-fn start_server() -> Server {
+/// A server on its own data dir, with `config` (TOML) if any.
+fn start_server(config: Option<&str>) -> Server {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_aeterna"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_aeterna"));
+    command
         .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(dir.path())
+        .arg(dir.path());
+    if let Some(config) = config {
+        let file = dir.path().join("aeterna.toml");
+        std::fs::write(&file, config).expect("write the config");
+        command.arg("--config").arg(file);
+    }
+    let mut child = command
         .env("RUST_LOG", "warn")
         .env("AETERNA_HTTP__MAX_SESSIONS", "1000")
         .stdout(Stdio::piped())
@@ -278,11 +294,11 @@ async fn seed(base: &str, memories: usize) {
 
 /// Waits (at most a minute) until the server's background work after seeding (summary
 /// regeneration, index maintenance) is done, so the first level is not charged with it.
-async fn settle(server: &Server) {
-    let (mut before, _) = server_usage(server.child.id());
+async fn settle(servers: &[Server]) {
+    let (mut before, _) = usage(servers);
     for _ in 0..120 {
         tokio::time::sleep(Duration::from_millis(500)).await;
-        let (now, _) = server_usage(server.child.id());
+        let (now, _) = usage(servers);
         if now - before < 0.01 {
             return;
         }
@@ -300,8 +316,16 @@ struct LevelReport {
     rss_mib: f64,
 }
 
+/// CPU seconds and resident MiB of all the servers together.
+fn usage(servers: &[Server]) -> (f64, f64) {
+    servers
+        .iter()
+        .map(|server| server_usage(server.child.id()))
+        .fold((0.0, 0.0), |(cpu, rss), (c, r)| (cpu + c, rss + r))
+}
+
 async fn run_level(
-    server: &Server,
+    servers: &[Server],
     clients: usize,
     ops: usize,
     offset: usize,
@@ -312,7 +336,8 @@ async fn run_level(
         .build()
         .expect("client");
     let mut sessions = Vec::with_capacity(clients);
-    for _ in 0..clients {
+    for client in 0..clients {
+        let server = &servers[client % servers.len()];
         sessions.push(
             Session::open(http.clone(), &server.base)
                 .await
@@ -321,7 +346,7 @@ async fn run_level(
     }
     let next = Arc::new(AtomicUsize::new(0));
     let errors = Arc::new(AtomicUsize::new(0));
-    let (cpu_before, _) = server_usage(server.child.id());
+    let (cpu_before, _) = usage(servers);
     let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
     for session in sessions {
@@ -350,7 +375,7 @@ async fn run_level(
         latencies.extend(done.expect("client task"));
     }
     let elapsed = started.elapsed();
-    let (cpu_after, rss_mib) = server_usage(server.child.id());
+    let (cpu_after, rss_mib) = usage(servers);
     latencies.sort_unstable();
     LevelReport {
         clients,
@@ -369,15 +394,29 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    let server = start_server();
+    let schema = format!("aeterna_bench_{}", std::process::id());
+    let config = options
+        .database_url
+        .as_ref()
+        .map(|url| format!("database_url = \"{url}\"\n[memory.postgres]\nschema = \"{schema}\"\n"));
+    // One at a time: the first creates the schema and migrates it.
+    let servers: Vec<Server> = (0..options.instances.max(1))
+        .map(|_| start_server(config.as_deref()))
+        .collect();
     runtime.block_on(async {
         let seeding = Instant::now();
-        seed(&server.base, options.seed_memories).await;
-        settle(&server).await;
-        let (_, rss) = server_usage(server.child.id());
+        seed(&servers[0].base, options.seed_memories).await;
+        settle(&servers).await;
+        let (_, rss) = usage(&servers);
         println!(
-            "mcp_load: seeded {} memories in {:.1?} (server RSS {rss:.0} MiB); {}, {} \
-             operations per level",
+            "mcp_load: {} server(s) on {}; seeded {} memories in {:.1?} (server RSS {rss:.0} \
+             MiB); {}, {} operations per level",
+            servers.len(),
+            if options.database_url.is_some() {
+                "PostgreSQL"
+            } else {
+                "the embedded profile"
+            },
             options.seed_memories,
             seeding.elapsed(),
             options
@@ -388,7 +427,7 @@ fn main() {
         );
         for (index, clients) in LEVELS.into_iter().enumerate() {
             let report = run_level(
-                &server,
+                &servers,
                 clients,
                 options.ops_per_level,
                 index * options.ops_per_level,
@@ -410,6 +449,18 @@ fn main() {
                 report.cpu_per_op,
                 report.rss_mib
             );
+        }
+        drop(servers);
+        if let Some(url) = &options.database_url {
+            let pool = sqlx::PgPool::connect(url)
+                .await
+                .expect("connect to drop the schema");
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "DROP SCHEMA \"{schema}\" CASCADE"
+            )))
+            .execute(&pool)
+            .await
+            .expect("drop the bench schema");
         }
     });
 }
