@@ -3,7 +3,7 @@
 use crate::follow::FollowConfig;
 use crate::storage::postgres::PostgresConfig;
 use crate::storage::sqlite::SqliteConfig;
-use crate::vector::VectorIndexConfig;
+use crate::vector::{QdrantConfig, VectorIndexConfig};
 
 /// Limits and defaults of the memory service. Every field is configurable.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -37,6 +37,8 @@ pub struct MemoryConfig {
     pub postgres: PostgresConfig,
     /// How instances sharing a database follow each other's writes.
     pub follow: FollowConfig,
+    /// The vector store of the scale-out profile, used when the server has a `qdrant_url`.
+    pub qdrant: QdrantConfig,
 }
 
 impl Default for MemoryConfig {
@@ -57,6 +59,7 @@ impl Default for MemoryConfig {
             sqlite: SqliteConfig::default(),
             postgres: PostgresConfig::default(),
             follow: FollowConfig::default(),
+            qdrant: QdrantConfig::default(),
         }
     }
 }

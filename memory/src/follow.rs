@@ -5,9 +5,10 @@
 //! store's change log: before every search, and on an interval, the service reads the changes
 //! after the last position it applied and upserts (or removes) the vectors of those records
 //! as they are now, then announces them to its subscribers (cache invalidation). Applying a
-//! change is idempotent, so the service's own writes, which appear in the log too, cost a
-//! repeated upsert and nothing else. See [`crate::storage::postgres`] for why positions are
-//! seen in order.
+//! change is idempotent. The service's own writes appear in the log too, marked as its own,
+//! and are skipped: it applied and announced them as it made them. A vector store every
+//! instance shares (Qdrant) already holds the others' writes: their changes are then only
+//! announced. See [`crate::storage::postgres`] for why positions are seen in order.
 
 use std::collections::HashMap;
 
@@ -71,15 +72,17 @@ impl Follower {
             let Some(last) = changes.last() else { break };
             let last = last.position;
             let full = changes.len() >= self.page;
+            let apply = !vectors.shared();
             let _write = writes.lock().await;
             let mut upserts: HashMap<String, Vec<VectorEntry>> = HashMap::new();
             let mut removals: HashMap<String, Vec<uuid::Uuid>> = HashMap::new();
-            for change in changes {
+            for change in changes.into_iter().filter(|change| !change.own) {
                 announced.push(MemoryChange {
                     tenant_id: change.tenant_id.clone(),
                     scope: change.scope,
                 });
                 match change.current {
+                    _ if !apply => {}
                     Some(entry) => upserts.entry(change.tenant_id).or_default().push(entry),
                     None => removals
                         .entry(change.tenant_id)

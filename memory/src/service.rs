@@ -10,6 +10,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::broadcast;
 use uuid::Uuid;
@@ -29,7 +30,9 @@ use crate::storage::{
     ContentChange, Inserted, ListQuery, NewRecord, RecordChange, RecordStore, UpdateOutcome,
 };
 use crate::validate::{self, cursor};
-use crate::vector::{InMemoryVectorIndex, VectorEntry, VectorStore};
+use crate::vector::{
+    InMemoryVectorIndex, QdrantVectorStore, VectorEntry, VectorRepairs, VectorStore,
+};
 use crate::writes::Writes;
 
 pub use crate::config::{EmbedderChange, MemoryConfig, RetrievalConfig};
@@ -42,6 +45,8 @@ const CHANGE_BUFFER: usize = 4096;
 pub struct StoreStats {
     pub records: u64,
     pub vectors: u64,
+    /// What drift repairs of the vector store fixed since start.
+    pub vector_repairs: VectorRepairs,
 }
 
 /// Whether one store answers.
@@ -114,17 +119,15 @@ impl MemoryService {
         Self::open_sqlite(db, config, embedder).await
     }
 
-    /// Opens the embedded profile on an already opened database (shared with the agents).
+    /// Opens the embedded profile on an already opened database (shared with the agents);
+    /// vectors in Qdrant when `config.qdrant.url` is set.
     pub async fn open_sqlite(
         db: SqliteDatabase,
         config: MemoryConfig,
         embedder: Arc<dyn Embedder>,
     ) -> Result<Self> {
         let records = Arc::new(SqliteRecordStore::new(db.clone(), &config.sqlite).await?);
-        let vectors = Arc::new(InMemoryVectorIndex::new(
-            embedder.dimensions(),
-            config.vectors.clone(),
-        ));
+        let vectors = open_vectors(&config, embedder.dimensions()).await?;
         Self::open(
             Stores {
                 records,
@@ -138,19 +141,17 @@ impl MemoryService {
     }
 
     /// Opens the scale-out profile's memory on PostgreSQL (migrated by
-    /// [`PgDatabase::connect`]), with this instance's own in-memory vector index following
-    /// the writes of every instance ([`crate::follow`]). The agents keep their tables in the
-    /// same database, so instances share everything but their caches.
+    /// [`PgDatabase::connect`]), with the vectors in Qdrant when `config.qdrant.url` is set,
+    /// or else in this instance's own in-memory index following the writes of every instance
+    /// ([`crate::follow`]). The agents keep their tables in the same database, so instances
+    /// share everything but their caches.
     pub async fn open_postgres(
         db: PgDatabase,
         config: MemoryConfig,
         embedder: Arc<dyn Embedder>,
     ) -> Result<Self> {
         let records = Arc::new(PgRecordStore::new(db.clone(), &config.postgres));
-        let vectors = Arc::new(InMemoryVectorIndex::new(
-            embedder.dimensions(),
-            config.vectors.clone(),
-        ));
+        let vectors = open_vectors(&config, embedder.dimensions()).await?;
         Self::open(
             Stores {
                 records,
@@ -246,12 +247,56 @@ impl MemoryService {
         }))
     }
 
+    /// With a persistent vector store, repairs drift on an interval and soon after a write
+    /// could not reach it; stops when the service is dropped.
+    pub fn repair_in_background(self: &Arc<Self>) -> Option<tokio::task::JoinHandle<()>> {
+        if !self.vectors.shared() {
+            return None;
+        }
+        let service = Arc::downgrade(self);
+        let drift = self.writes.drift();
+        let interval = match self.config.qdrant.repair_interval_secs {
+            0 => Duration::MAX,
+            secs => Duration::from_secs(secs),
+        };
+        Some(tokio::spawn(async move {
+            let mut last = std::time::Instant::now();
+            let mut failed = false;
+            loop {
+                // A failed write wakes the task at once (a burst of them is repaired once);
+                // waking every minute regardless notices when the service is gone, and retries
+                // a repair that failed.
+                let woken = tokio::time::timeout(Duration::from_secs(60), drift.notified())
+                    .await
+                    .is_ok();
+                let Some(service) = service.upgrade() else {
+                    return;
+                };
+                if !woken && !failed && last.elapsed() < interval {
+                    continue;
+                }
+                last = std::time::Instant::now();
+                service.writes.resume_vectors();
+                let repaired = service.vectors.repair(service.records.as_ref()).await;
+                failed = repaired.is_err();
+                if let Err(error) = repaired {
+                    tracing::warn!(%error, "repairing the vector store failed; retrying in a minute");
+                }
+            }
+        }))
+    }
+
     /// The data dir's SQLite database on the embedded profile.
     pub fn sqlite(&self) -> Option<&SqliteDatabase> {
         match &self.database {
             Database::Sqlite(db) => Some(db),
             Database::Postgres(_) => None,
         }
+    }
+
+    /// The record store, for maintenance that works on it directly (repairs, migrations).
+    pub fn records(&self) -> &Arc<dyn RecordStore> {
+        &self.records
     }
 
     pub fn config(&self) -> &MemoryConfig {
@@ -611,18 +656,18 @@ impl MemoryService {
                 )));
             }
         };
-        match new_vector {
-            Some(vector) => {
-                self.vectors
-                    .upsert(tenant_id, vec![entry_of(&record, vector)])
-                    .await?
+        let vectors = self.vectors.as_ref();
+        let indexed = async {
+            match new_vector {
+                Some(vector) => {
+                    vectors
+                        .upsert(tenant_id, vec![entry_of(&record, vector)])
+                        .await
+                }
+                None => vectors.retag(tenant_id, id, record.tags.clone()).await,
             }
-            None => {
-                self.vectors
-                    .retag(tenant_id, id, record.tags.clone())
-                    .await?
-            }
-        }
+        };
+        self.writes.apply_to_vectors(indexed).await;
         drop(_write);
         self.notify(&record);
         Ok(record)
@@ -637,7 +682,9 @@ impl MemoryService {
             .delete(tenant_id, id)
             .await?
             .ok_or_else(|| MemoryError::NotFound(id.to_string()))?;
-        self.vectors.remove(tenant_id, &[id]).await?;
+        self.writes
+            .apply_to_vectors(self.vectors.remove(tenant_id, &[id]))
+            .await;
         drop(_write);
         self.notify(&deleted);
         Ok(())
@@ -658,7 +705,11 @@ impl MemoryService {
     pub async fn health(&self) -> Vec<StoreHealth> {
         vec![
             StoreHealth::of("records", self.records.backend(), self.records.ping().await),
-            StoreHealth::of("vectors", "in-memory", self.vectors.ready().await),
+            StoreHealth::of(
+                "vectors",
+                self.vectors.backend(),
+                self.vectors.ready().await,
+            ),
         ]
     }
 
@@ -667,6 +718,7 @@ impl MemoryService {
         Ok(StoreStats {
             records: counts.records,
             vectors: self.vectors.count().await?,
+            vector_repairs: self.vectors.repairs_total(),
         })
     }
 
@@ -680,6 +732,14 @@ impl MemoryService {
         }
         Ok(())
     }
+}
+
+/// The vector store `config` asks for: Qdrant when it names one, else the in-process index.
+async fn open_vectors(config: &MemoryConfig, dims: usize) -> Result<Arc<dyn VectorStore>> {
+    Ok(match &config.qdrant.url {
+        Some(url) => Arc::new(QdrantVectorStore::connect(url, dims, &config.qdrant).await?),
+        None => Arc::new(InMemoryVectorIndex::new(dims, config.vectors.clone())),
+    })
 }
 
 fn entry_of(record: &MemoryRecord, vector: Vec<f32>) -> VectorEntry {

@@ -7,10 +7,16 @@
 //! transactions — one commit and one FTS segment for many adds — while a lone client pays no
 //! extra wait. A queued add always gets committed: each adder takes the lock after queueing,
 //! so the queue is drained at the latest by its own turn.
+//!
+//! The record store commits first; the vector store is updated after. When that second step
+//! fails the write still stands (the record store holds its vector): the vector store has
+//! drifted, which is logged and signalled so it gets repaired ([`Writes::apply_to_vectors`]).
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use tokio::sync::{Mutex, MutexGuard, oneshot};
+use tokio::sync::{Mutex, MutexGuard, Notify, oneshot};
 
 use crate::error::{MemoryError, Result};
 use crate::storage::{Inserted, NewRecord, RecordStore};
@@ -28,9 +34,37 @@ struct PendingInsert {
 pub(crate) struct Writes {
     lock: Mutex<()>,
     pending: parking_lot::Mutex<Vec<PendingInsert>>,
+    drift: Arc<Notify>,
+    vectors_behind: AtomicBool,
 }
 
 impl Writes {
+    /// Notified when a committed write could not be applied to the vector store.
+    pub fn drift(&self) -> Arc<Notify> {
+        self.drift.clone()
+    }
+
+    /// Applies a committed write to the vector store. A failure is drift — logged and
+    /// signalled, never the write's error — and until the repair starts later writes skip the
+    /// vector store (the repair writes them too), so an unreachable one does not hold every
+    /// write for its timeout.
+    pub async fn apply_to_vectors(&self, apply: impl Future<Output = Result<()>>) {
+        if self.vectors_behind.load(Ordering::Acquire) {
+            return;
+        }
+        if let Err(error) = apply.await {
+            tracing::warn!(%error, "a committed write did not reach the vector store; it will be repaired");
+            self.vectors_behind.store(true, Ordering::Release);
+            self.drift.notify_one();
+        }
+    }
+
+    /// Called as a repair starts: writes go to the vector store again, and whatever was
+    /// committed before is the repair's.
+    pub fn resume_vectors(&self) {
+        self.vectors_behind.store(false, Ordering::Release);
+    }
+
     /// Exclusive access for a write that is not an add (update, delete, flush).
     pub async fn lock(&self) -> MutexGuard<'_, ()> {
         self.lock.lock().await
@@ -52,7 +86,7 @@ impl Writes {
             let _turn = self.lock.lock().await;
             let group = self.take_group();
             if !group.is_empty() {
-                commit(records, vectors, group).await;
+                self.commit(records, vectors, group).await;
             }
         }
         outcome.await.map_err(|_| {
@@ -61,6 +95,68 @@ impl Writes {
                 anyhow::anyhow!("the write was abandoned"),
             )
         })?
+    }
+
+    /// One transaction for the whole group; every add gets its own outcomes, or a copy of the
+    /// shared error.
+    async fn commit(
+        &self,
+        records: &dyn RecordStore,
+        vectors: &dyn VectorStore,
+        group: Vec<PendingInsert>,
+    ) {
+        let sizes: Vec<usize> = group.iter().map(|insert| insert.records.len()).collect();
+        let mut replies = Vec::with_capacity(group.len());
+        let mut all = Vec::with_capacity(sizes.iter().sum());
+        let mut entries: HashMap<uuid::Uuid, (String, VectorEntry)> = HashMap::new();
+        for insert in group {
+            for new in &insert.records {
+                let record = &new.record;
+                let entry = VectorEntry {
+                    id: record.id,
+                    scope: record.scope(),
+                    kind: record.kind.clone(),
+                    tags: record.tags.clone(),
+                    vector: new.vector.clone(),
+                };
+                entries.insert(record.id, (record.tenant_id.clone(), entry));
+            }
+            all.extend(insert.records);
+            replies.push(insert.reply);
+        }
+
+        let result = async {
+            let outcomes = records.insert(all).await?;
+            let mut fresh: HashMap<String, Vec<VectorEntry>> = HashMap::new();
+            for outcome in &outcomes {
+                if let Inserted::New(record) = outcome
+                    && let Some((tenant_id, entry)) = entries.remove(&record.id)
+                {
+                    fresh.entry(tenant_id).or_default().push(entry);
+                }
+            }
+            for (tenant_id, entries) in fresh {
+                self.apply_to_vectors(vectors.upsert(&tenant_id, entries))
+                    .await;
+            }
+            Ok::<_, MemoryError>(outcomes)
+        }
+        .await;
+
+        match result {
+            Ok(outcomes) => {
+                let mut outcomes = outcomes.into_iter();
+                for (reply, size) in replies.into_iter().zip(sizes) {
+                    // A caller that went away still had its write committed.
+                    let _ = reply.send(Ok(outcomes.by_ref().take(size).collect()));
+                }
+            }
+            Err(error) => {
+                for reply in replies {
+                    let _ = reply.send(Err(copy_of(&error)));
+                }
+            }
+        }
     }
 
     fn take_group(&self) -> Vec<PendingInsert> {
@@ -75,62 +171,6 @@ impl Writes {
             take += 1;
         }
         pending.drain(..take).collect()
-    }
-}
-
-/// One transaction for the whole group; every add gets its own outcomes, or a copy of the
-/// shared error.
-async fn commit(records: &dyn RecordStore, vectors: &dyn VectorStore, group: Vec<PendingInsert>) {
-    let sizes: Vec<usize> = group.iter().map(|insert| insert.records.len()).collect();
-    let mut replies = Vec::with_capacity(group.len());
-    let mut all = Vec::with_capacity(sizes.iter().sum());
-    let mut entries: HashMap<uuid::Uuid, (String, VectorEntry)> = HashMap::new();
-    for insert in group {
-        for new in &insert.records {
-            let record = &new.record;
-            let entry = VectorEntry {
-                id: record.id,
-                scope: record.scope(),
-                kind: record.kind.clone(),
-                tags: record.tags.clone(),
-                vector: new.vector.clone(),
-            };
-            entries.insert(record.id, (record.tenant_id.clone(), entry));
-        }
-        all.extend(insert.records);
-        replies.push(insert.reply);
-    }
-
-    let result = async {
-        let outcomes = records.insert(all).await?;
-        let mut fresh: HashMap<String, Vec<VectorEntry>> = HashMap::new();
-        for outcome in &outcomes {
-            if let Inserted::New(record) = outcome
-                && let Some((tenant_id, entry)) = entries.remove(&record.id)
-            {
-                fresh.entry(tenant_id).or_default().push(entry);
-            }
-        }
-        for (tenant_id, entries) in fresh {
-            vectors.upsert(&tenant_id, entries).await?;
-        }
-        Ok(outcomes)
-    }
-    .await;
-
-    match result {
-        Ok(outcomes) => {
-            let mut outcomes = outcomes.into_iter();
-            for (reply, size) in replies.into_iter().zip(sizes) {
-                // A caller that went away still had its write committed.
-                let _ = reply.send(Ok(outcomes.by_ref().take(size).collect()));
-            }
-        }
-        Err(error) => {
-            for reply in replies {
-                let _ = reply.send(Err(copy_of(&error)));
-            }
-        }
     }
 }
 

@@ -21,9 +21,10 @@ use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
 /// The top-level keys of [`Config`]; environment variables outside them are not ours.
-const SECTIONS: [&str; 16] = [
+const SECTIONS: [&str; 17] = [
     "listen",
     "redis_url",
+    "qdrant_url",
     "data_dir",
     "database_url",
     "log_format",
@@ -49,11 +50,15 @@ pub struct Config {
     /// Where the embedded stores live. Defaults to `$XDG_DATA_HOME/aeterna` or
     /// `~/.local/share/aeterna`.
     pub data_dir: Option<PathBuf>,
-    /// `postgres://user:password@host:port/database`: memory records live in PostgreSQL,
-    /// shared by every instance configured with it (the scale-out profile); pool and schema
-    /// in `[memory.postgres]`. Unset (default): the embedded SQLite in `data_dir`. The agents'
-    /// own tables stay in `data_dir` either way.
+    /// `postgres://user:password@host:port/database`: memory records and every agent's tables
+    /// live in PostgreSQL, shared by every instance configured with it (the scale-out
+    /// profile); pool and schema in `[memory.postgres]`. Unset (default): the embedded SQLite
+    /// in `data_dir`.
     pub database_url: Option<String>,
+    /// `http://host:6334` (Qdrant's gRPC port): vectors live in one Qdrant collection shared
+    /// by every instance; collection, API key, timeout and drift repair in `[memory.qdrant]`.
+    /// Unset (default): each process holds the vectors in memory, loaded from the records.
+    pub qdrant_url: Option<String>,
     /// `text` (default) or `json` log lines, always on stderr.
     pub log_format: LogFormat,
     /// A `tracing` filter such as `info` or `aeterna_server=debug,info`; `RUST_LOG` wins.
@@ -88,6 +93,7 @@ impl Default for Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 7878)),
             data_dir: None,
             database_url: None,
+            qdrant_url: None,
             log_format: LogFormat::Text,
             log: "info".into(),
             http: HttpConfig::default(),
@@ -407,6 +413,14 @@ impl Config {
                      each token must map to exactly one tenant"
                 );
             }
+        }
+        if let Some(url) = &self.qdrant_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            bail!(
+                "invalid configuration: qdrant_url `{url}` is not an http:// or https:// URL; \
+                 use Qdrant's gRPC address, such as http://127.0.0.1:6334"
+            );
         }
         if self.http.max_body_bytes < 1024 {
             bail!("invalid configuration: http.max_body_bytes must be at least 1024");

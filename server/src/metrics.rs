@@ -54,6 +54,11 @@ struct OperationLabels {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
+struct RepairLabels {
+    kind: &'static str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
 struct TransportLabels {
     transport: String,
 }
@@ -67,6 +72,7 @@ pub struct Metrics {
     in_flight: Gauge,
     records: Gauge,
     vectors: Gauge,
+    vector_repairs: Family<RepairLabels, Gauge>,
 }
 
 impl Default for Metrics {
@@ -118,6 +124,13 @@ impl Metrics {
             "Vectors in the index, all tenants",
             vectors.clone(),
         );
+        let vector_repairs = Family::<RepairLabels, Gauge>::default();
+        registry.register(
+            "vector_repairs",
+            "Vectors the drift repair of a persistent vector store (Qdrant) fixed since start, \
+             by kind: missing, stale, orphaned",
+            vector_repairs.clone(),
+        );
         Metrics {
             registry,
             calls,
@@ -126,6 +139,7 @@ impl Metrics {
             in_flight,
             records,
             vectors,
+            vector_repairs,
         }
     }
 
@@ -170,6 +184,16 @@ impl Metrics {
             .set(i64::try_from(stats.records).unwrap_or(i64::MAX));
         self.vectors
             .set(i64::try_from(stats.vectors).unwrap_or(i64::MAX));
+        let repairs = &stats.vector_repairs;
+        for (kind, count) in [
+            ("missing", repairs.missing),
+            ("stale", repairs.stale),
+            ("orphaned", repairs.orphaned),
+        ] {
+            self.vector_repairs
+                .get_or_create(&RepairLabels { kind })
+                .set(i64::try_from(count).unwrap_or(i64::MAX));
+        }
     }
 
     /// The OpenMetrics text exposition.

@@ -93,7 +93,8 @@ impl ServerExtensions {
 
 impl AppState {
     /// Opens the stores: the embedded ones in the data directory, or PostgreSQL (the memory
-    /// records and every agent's tables) when `database_url` is set.
+    /// records and every agent's tables) when `database_url` is set; the vectors in Qdrant
+    /// when `qdrant_url` is set.
     pub async fn open(mut config: Config) -> anyhow::Result<Self> {
         let data_dir = config.data_dir()?;
         config
@@ -104,6 +105,7 @@ impl AppState {
         std::fs::create_dir_all(&data_dir)
             .with_context(|| format!("cannot create the data directory {}", data_dir.display()))?;
         let embedder = crate::embedder::build(&config.embedder)?;
+        config.memory.qdrant.url = config.qdrant_url.clone();
         let memory = match &config.database_url {
             None => MemoryService::open_embedded(&data_dir, config.memory.clone(), embedder)
                 .await
@@ -123,8 +125,12 @@ impl AppState {
                     .with_context(|| format!("cannot open the memory stores at {shown}"))?
             }
         };
+        if let Some(url) = &config.qdrant_url {
+            tracing::info!(qdrant = %url, "vectors in Qdrant");
+        }
         let memory = Arc::new(memory);
         memory.follow_in_background();
+        memory.repair_in_background();
         Self::new(config, memory).await
     }
 

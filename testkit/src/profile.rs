@@ -2,8 +2,10 @@
 //! SQLite in the test's temporary data dir (the default), or, with
 //! `AETERNA_TEST_BACKEND=postgres`, the real PostgreSQL at `AETERNA_TEST_DATABASE_URL`
 //! (default `postgres://postgres@127.0.0.1:5432/test`), in a schema named after the data dir:
-//! the same dir opens the same schema, as a restart would. `scripts/test` runs the suites both
-//! ways, dropping the `aeterna_test_*` schemas of earlier runs first.
+//! the same dir opens the same schema, as a restart would. When `QDRANT_URL` is set too, the
+//! vectors of the PostgreSQL runs live in Qdrant, in a collection named like the schema.
+//! `scripts/test` runs the suites both ways, dropping the `aeterna_test_*` schemas of earlier
+//! runs first.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -42,6 +44,19 @@ pub fn skip_on_postgres(why: &str) -> bool {
     skip
 }
 
+/// The Qdrant named by `QDRANT_URL` (its gRPC address, such as `http://127.0.0.1:6334`), or
+/// `None` after saying on stderr that the Qdrant tests are skipped: Qdrant cannot be
+/// installed from the package registries these machines reach.
+pub fn qdrant_url() -> Option<String> {
+    match std::env::var("QDRANT_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            eprintln!("SKIPPED: QDRANT_URL is not set; the Qdrant tests need a running Qdrant");
+            None
+        }
+    }
+}
+
 /// The PostgreSQL the suites use.
 pub fn database_url() -> String {
     std::env::var("AETERNA_TEST_DATABASE_URL").unwrap_or_else(|_| DEFAULT_DATABASE_URL.into())
@@ -65,6 +80,13 @@ pub async fn open_memory(
         Backend::Sqlite => MemoryService::open_embedded(path, config, embedder).await,
         Backend::Postgres => {
             config.postgres.schema = test_schema(path);
+            // With a Qdrant, the whole scale-out profile: the dir's collection beside its schema.
+            if let Ok(url) = std::env::var("QDRANT_URL")
+                && !url.is_empty()
+            {
+                config.qdrant.url = Some(url);
+                config.qdrant.collection = test_schema(path);
+            }
             let db = PgDatabase::connect(&database_url(), &config.postgres).await?;
             MemoryService::open_postgres(db, config, embedder).await
         }

@@ -1,11 +1,12 @@
 """Two `aeterna serve` instances on one PostgreSQL (127.0.0.1:5432, database `test`), each with
 its own data directory, driven by the official MCP client over real HTTP: what is written
 through one — memories, and every agent's own records — is found, changed and deleted through
-the other; an unreachable database stops the server at start with a message naming
-`database_url`."""
+the other, with the vectors in each process or, when `QDRANT_URL` names a Qdrant, in Qdrant; an
+unreachable database or Qdrant stops the server at start with a message naming its key."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import uuid
 
@@ -28,19 +29,32 @@ def schema() -> str:
     subprocess.run(["psql", DATABASE, "-qc", f'DROP SCHEMA IF EXISTS "{name}" CASCADE'], check=False)
 
 
-def scale_out_config(schema: str) -> str:
+def scale_out_config(schema: str, qdrant: str | None = None) -> str:
+    vectors = f'qdrant_url = "{qdrant}"\n[memory.qdrant]\ncollection = "{schema}"\n' if qdrant else ""
     return f"""
 database_url = "{DATABASE}"
-[memory.postgres]
+{vectors}[memory.postgres]
 schema = "{schema}"
 [memory.follow]
 interval_ms = 50
 """
 
 
-async def test_a_memory_written_through_one_instance_is_served_by_the_other(serve, schema):
-    first = serve(scale_out_config(schema))
-    second = serve(scale_out_config(schema))
+@pytest.fixture(params=["in-memory", "qdrant"])
+def vectors(request) -> str | None:
+    """Where the instances keep their vectors: each in its own memory, or in the Qdrant that
+    `QDRANT_URL` names (skipped, visibly, without one: Qdrant is not in the registries here)."""
+    if request.param == "in-memory":
+        return None
+    url = os.environ.get("QDRANT_URL")
+    if not url:
+        pytest.skip("QDRANT_URL is not set; the Qdrant variant needs a running Qdrant")
+    return url
+
+
+async def test_a_memory_written_through_one_instance_is_served_by_the_other(serve, schema, vectors):
+    first = serve(scale_out_config(schema, vectors))
+    second = serve(scale_out_config(schema, vectors))
     async with http_client(first) as a, http_client(second) as b:
         added = await call_ok(
             a,
@@ -65,6 +79,7 @@ async def test_a_memory_written_through_one_instance_is_served_by_the_other(serv
     stores = ready["stores"]
     assert ready["status"] == "ready"
     assert stores["records"] == {"backend": "postgres", "status": "ok"}
+    assert stores["vectors"] == {"backend": "qdrant" if vectors else "in-memory", "status": "ok"}
     assert first.terminate() == 0 and second.terminate() == 0
 
 
@@ -129,6 +144,18 @@ def test_an_unreachable_database_stops_the_server_naming_it(tmp_path):
     assert done.returncode != 0
     assert "database_url" in done.stderr and "127.0.0.1:1" in done.stderr, done.stderr
     assert "s3cret" not in done.stderr, "the password never reaches the log"
+
+
+def test_an_unreachable_qdrant_stops_the_server_naming_it(tmp_path):
+    config = tmp_path / "aeterna.toml"
+    config.write_text('qdrant_url = "http://127.0.0.1:1"\n[memory.qdrant]\ntimeout_ms = 2000\n')
+    done = subprocess.run(
+        [aeterna_bin(), "serve", "--listen", "127.0.0.1:0", "--data-dir", str(tmp_path / "data"),
+         "--config", str(config)],
+        capture_output=True, text=True, env=clean_env(), timeout=60,
+    )
+    assert done.returncode != 0
+    assert "qdrant_url" in done.stderr and "http://127.0.0.1:1" in done.stderr, done.stderr
 
 
 async def test_aeterna_migrate_moves_an_embedded_deployment_to_postgres(serve, schema, tmp_path):

@@ -119,6 +119,8 @@ pub struct ChangedRecord {
     pub id: Uuid,
     pub scope: Scope,
     pub current: Option<VectorEntry>,
+    /// Made through this store: already applied and announced when it was made.
+    pub own: bool,
 }
 
 /// Counts for `/metrics`.

@@ -5,14 +5,20 @@
 //! derived index: the durable copy of every vector lives in the record store, written in the
 //! same transaction as its record, and the index is rebuilt from it at start
 //! ([`VectorStore::sync_from`]). A crash therefore never loses an acknowledged vector.
+//!
+//! The scale-out profile may use [`QdrantVectorStore`] instead: one collection shared by every
+//! instance, derived from the record store in the same way and repaired from it when the two
+//! drift apart ([`VectorStore::repair`]).
 
 mod kernels;
 mod memory;
+mod qdrant;
 mod quant;
 mod tenant;
 mod topk;
 
 pub use memory::InMemoryVectorIndex;
+pub use qdrant::{QdrantConfig, QdrantVectorStore};
 
 use uuid::Uuid;
 
@@ -37,6 +43,19 @@ pub struct VectorHit {
     pub id: Uuid,
     /// Cosine similarity, -1..1.
     pub similarity: f32,
+}
+
+/// What comparing a persistent vector store with the record store found, and fixed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct VectorRepairs {
+    /// Durable vectors compared.
+    pub checked: u64,
+    /// Vectors the store lacked, written.
+    pub missing: u64,
+    /// Vectors written from an older version of their record, rewritten.
+    pub stale: u64,
+    /// Vectors whose record is gone, removed.
+    pub orphaned: u64,
 }
 
 /// Tuning of the in-memory index.
@@ -103,4 +122,20 @@ pub trait VectorStore: Send + Sync {
     async fn flush(&self) -> Result<()>;
     /// Ok when the store answers.
     async fn ready(&self) -> Result<()>;
+    /// What it is, for `/readyz`: `in-memory`, `qdrant`.
+    fn backend(&self) -> &'static str;
+    /// True when every instance reads and writes this same store, so the writes of other
+    /// instances are already in it (false: each process holds its own copy).
+    fn shared(&self) -> bool {
+        false
+    }
+    /// Finds and fixes where the store differs from the durable vectors of `records`. Nothing
+    /// to do for a copy that [`VectorStore::sync_from`] rebuilds whole.
+    async fn repair(&self, _records: &dyn RecordStore) -> Result<VectorRepairs> {
+        Ok(VectorRepairs::default())
+    }
+    /// What [`VectorStore::repair`] fixed since start (`checked` is not counted).
+    fn repairs_total(&self) -> VectorRepairs {
+        VectorRepairs::default()
+    }
 }

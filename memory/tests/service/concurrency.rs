@@ -51,7 +51,8 @@ async fn concurrent_adds_lose_nothing() {
         service.stats().await.unwrap(),
         aeterna_memory::StoreStats {
             records: ids.len() as u64,
-            vectors: ids.len() as u64
+            vectors: ids.len() as u64,
+            vector_repairs: Default::default(),
         }
     );
     let mut listed = Vec::new();

@@ -133,7 +133,8 @@ async fn exact_duplicates_in_a_scope_are_stored_once() {
         service.stats().await.unwrap(),
         aeterna_memory::StoreStats {
             records: 6,
-            vectors: 6
+            vectors: 6,
+            vector_repairs: Default::default(),
         }
     );
 }

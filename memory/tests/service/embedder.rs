@@ -127,7 +127,8 @@ async fn a_different_embedder_re_embeds_every_record_when_configured() {
         service.stats().await.unwrap(),
         aeterna_memory::StoreStats {
             records: 25,
-            vectors: 25
+            vectors: 25,
+            vector_repairs: Default::default(),
         }
     );
     let hits = service

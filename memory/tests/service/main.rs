@@ -15,6 +15,7 @@ mod openai;
 mod restart;
 mod search;
 mod tenancy;
+mod vector_store;
 
 use std::path::Path;
 use std::sync::Arc;

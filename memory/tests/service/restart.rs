@@ -54,7 +54,8 @@ async fn records_and_vectors_survive_a_graceful_restart() {
         service.stats().await.unwrap(),
         aeterna_memory::StoreStats {
             records: 2,
-            vectors: 2
+            vectors: 2,
+            vector_repairs: Default::default(),
         }
     );
     assert_eq!(service.get(&who, id).await.unwrap().layer, Layer::Team);

@@ -1,13 +1,16 @@
 //! `aeterna migrate`: copies an embedded deployment into PostgreSQL
 //! (`aeterna_memory::migrate`) with a progress bar, then checks the rows of every table per
-//! tenant on both sides. Resumable: run it again after an interruption.
+//! tenant on both sides; with `--qdrant`, then writes every vector into Qdrant (the repair
+//! that compares Qdrant with the records, so it only writes what is missing or different).
+//! Resumable: run it again after an interruption.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use aeterna_memory::migrate::{Progress, copy_to_postgres};
-use aeterna_memory::storage::postgres::PgDatabase;
+use aeterna_memory::storage::postgres::{PgDatabase, PgRecordStore};
 use aeterna_memory::storage::sqlite::SqliteDatabase;
+use aeterna_memory::vector::{QdrantVectorStore, VectorStore};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -22,6 +25,11 @@ pub struct MigrateArgs {
     /// pool and timeouts are the configuration's `[memory.postgres]`.
     #[arg(long, value_name = "URL")]
     pub to: String,
+    /// The Qdrant (gRPC, such as http://qdrant:6334) the scale-out servers will use
+    /// (`qdrant_url`): the vectors are written there too. Collection settings are the
+    /// configuration's `[memory.qdrant]`.
+    #[arg(long, value_name = "URL")]
+    pub qdrant: Option<String>,
     /// TOML configuration file; `AETERNA_*` variables override it.
     #[arg(long, value_name = "FILE", env = "AETERNA_CONFIG")]
     pub config: Option<PathBuf>,
@@ -90,6 +98,27 @@ pub async fn run(args: MigrateArgs) -> anyhow::Result<ExitCode> {
             "copied {} into {shown}: every tenant's rows are there",
             args.from.display()
         );
+        if let Some(url) = &args.qdrant {
+            let dims = crate::embedder::build(&config.embedder)?.dimensions();
+            let qdrant = QdrantVectorStore::connect(url, dims, &memory.qdrant)
+                .await
+                .with_context(|| format!("cannot use the Qdrant at {url} (--qdrant)"))?;
+            println!("writing the vectors into Qdrant ({})…", qdrant.collection());
+            let records = PgRecordStore::new(target.clone(), &memory.postgres);
+            let written = qdrant
+                .repair(&records)
+                .await
+                .with_context(|| format!("writing the vectors into the Qdrant at {url}"))?;
+            println!(
+                "{} vectors checked, {} written, {} rewritten, {} removed; {} points in `{}`",
+                written.checked,
+                written.missing,
+                written.stale,
+                written.orphaned,
+                qdrant.count().await?,
+                qdrant.collection()
+            );
+        }
         Ok(ExitCode::SUCCESS)
     } else {
         for count in report.missing() {

@@ -16,11 +16,6 @@ fn request() -> AssembleRequest {
 
 #[tokio::test]
 async fn repeat_is_a_hit_and_a_write_to_a_read_scope_is_a_miss() {
-    if aeterna_testkit::profile::skip_on_postgres(
-        "own writes come back through the change log and invalidate in-process entries once more",
-    ) {
-        return;
-    }
     let (_dir, architect) = open_temp(ContextConfig::default()).await;
     let who = alice();
     add(
@@ -74,11 +69,6 @@ async fn repeat_is_a_hit_and_a_write_to_a_read_scope_is_a_miss() {
 
 #[tokio::test]
 async fn writes_elsewhere_keep_the_entry() {
-    if aeterna_testkit::profile::skip_on_postgres(
-        "own writes come back through the change log and invalidate in-process entries once more",
-    ) {
-        return;
-    }
     let (_dir, architect) = open_temp(ContextConfig::default()).await;
     let who = alice();
     add(

@@ -94,11 +94,6 @@ impl Drop for Prefix {
 
 #[tokio::test]
 async fn instances_share_entries_and_a_write_on_one_invalidates_the_other() {
-    if aeterna_testkit::profile::skip_on_postgres(
-        "own writes come back through the change log and invalidate in-process entries once more",
-    ) {
-        return;
-    }
     let prefix = Prefix::new("share");
     let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let a = instance(dir_a.path(), &shared_redis(), &prefix.0).await;
@@ -256,11 +251,6 @@ impl Drop for OwnRedis {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_killed_mid_run_degrades_to_uncached_and_comes_back() {
-    if aeterna_testkit::profile::skip_on_postgres(
-        "own writes come back through the change log and invalidate in-process entries once more",
-    ) {
-        return;
-    }
     let mut redis = OwnRedis::start();
     let dir = tempfile::tempdir().unwrap();
     let architect = instance(dir.path(), &redis.url(), "aeterna:ctx").await;

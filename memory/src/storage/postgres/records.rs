@@ -36,6 +36,8 @@ pub struct PgRecordStore {
     lexical_max_rows: usize,
     /// Records per tenant, for IDF, re-counted after [`TENANT_SIZE_TTL`].
     tenant_sizes: parking_lot::Mutex<HashMap<String, (Instant, i64)>>,
+    /// Marks this store's rows in `memory_changes`, so following the log skips them.
+    origin: String,
 }
 
 /// How long a tenant's record count is reused for IDF: a few seconds of staleness moves
@@ -52,6 +54,7 @@ impl PgRecordStore {
             db,
             lexical_max_rows: config.lexical_max_rows.max(1),
             tenant_sizes: parking_lot::Mutex::new(HashMap::new()),
+            origin: Uuid::now_v7().to_string(),
         }
     }
 
@@ -85,16 +88,17 @@ impl PgRecordStore {
         Ok(tx)
     }
 
-    async fn log_change(conn: &mut PgConnection, record: &MemoryRecord) -> Result<()> {
+    async fn log_change(&self, conn: &mut PgConnection, record: &MemoryRecord) -> Result<()> {
         sqlx::query(
-            "INSERT INTO memory_changes (tenant_id, memory_id, layer, scope_id, at) \
-             VALUES ($1, $2, $3, $4, $5)",
+            "INSERT INTO memory_changes (tenant_id, memory_id, layer, scope_id, at, origin) \
+             VALUES ($1, $2, $3, $4, $5, $6)",
         )
         .bind(&record.tenant_id)
         .bind(record.id.to_string())
         .bind(record.layer.as_str())
         .bind(&record.scope_id)
         .bind(now_millis())
+        .bind(&self.origin)
         .execute(conn)
         .await
         .map_err(failed("recording a change"))?;
@@ -243,7 +247,7 @@ impl RecordStore for PgRecordStore {
                     .execute(&mut *tx)
                     .await
                     .map_err(failed("inserting a vector"))?;
-                    Self::log_change(&mut tx, &record).await?;
+                    self.log_change(&mut tx, &record).await?;
                     outcomes.push(Inserted::New(record));
                 }
                 None => {
@@ -363,7 +367,7 @@ impl RecordStore for PgRecordStore {
                 .map_err(failed("updating a vector"))?;
         }
         let updated = Self::record_by_seq(&mut tx, seq).await?;
-        Self::log_change(&mut tx, &updated).await?;
+        self.log_change(&mut tx, &updated).await?;
         tx.commit().await.map_err(failed("committing an update"))?;
         Ok(UpdateOutcome::Updated(Box::new(updated)))
     }
@@ -384,7 +388,7 @@ impl RecordStore for PgRecordStore {
             .transpose()?
             .map(|(_, record)| record);
         if let Some(record) = &deleted {
-            Self::log_change(&mut tx, record).await?;
+            self.log_change(&mut tx, record).await?;
         }
         tx.commit().await.map_err(failed("committing a delete"))?;
         Ok(deleted)
@@ -584,7 +588,7 @@ impl RecordStore for PgRecordStore {
                     .await
                     .map_err(failed("re-embedding"))?;
                 let record = Self::record_by_seq(&mut tx, seq).await?;
-                Self::log_change(&mut tx, &record).await?;
+                self.log_change(&mut tx, &record).await?;
             }
         }
         tx.commit()
@@ -652,13 +656,15 @@ impl RecordStore for PgRecordStore {
     async fn changes_after(&self, position: i64, limit: usize) -> Result<Vec<ChangedRecord>> {
         let rows = sqlx::query(
             "SELECT c.position, c.tenant_id, c.memory_id, c.layer, c.scope_id, m.kind, m.tags, \
-             v.vector FROM memory_changes c \
+             v.vector, c.origin IS NOT DISTINCT FROM $3 FROM memory_changes c \
              LEFT JOIN memories m ON m.id = c.memory_id AND m.tenant_id = c.tenant_id \
+                 AND c.origin IS DISTINCT FROM $3 \
              LEFT JOIN memory_vectors v ON v.memory_seq = m.seq \
              WHERE c.position > $1 ORDER BY c.position LIMIT $2",
         )
         .bind(position)
         .bind(limit as i64)
+        .bind(&self.origin)
         .fetch_all(&self.db.pool)
         .await
         .map_err(failed("reading the change log"))?;
@@ -686,6 +692,7 @@ impl RecordStore for PgRecordStore {
                     id,
                     scope,
                     current,
+                    own: row.get(8),
                 })
             })
             .collect()
