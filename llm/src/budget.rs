@@ -8,10 +8,13 @@
 //! With a database ([`BudgetLedger::with_store`]), usage is added to `llm_token_usage` per hour
 //! (migration `0500_llm_token_usage`) by [`BudgetLedger::flush`], and a tenant's
 //! usage is read back the first time it is needed after a start: caps hold across restarts.
+//! On a database several instances share, it is read back again once [`SHARED_REFRESH`] has
+//! passed, so each instance counts the others' usage too: together they overshoot a cap by at
+//! most what they spend within one refresh and one flush.
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use aeterna_memory::storage::Database;
 use aeterna_memory::{with_connection, with_pool};
@@ -27,6 +30,8 @@ use crate::role::Role;
 const MAX_TRACKED: usize = 100_000;
 /// Hours of usage kept in the database.
 const RETENTION_HOURS: i64 = 35 * 24;
+/// How old a shared database's usage may be before a capped call reads it again.
+const SHARED_REFRESH: Duration = Duration::from_secs(1);
 
 type Key = (String, Role);
 
@@ -39,6 +44,8 @@ struct Window {
     day_used: u64,
     /// Set aside by calls under way.
     reserved: u64,
+    /// When the usage was last read from the database.
+    loaded: Option<Instant>,
 }
 
 impl Window {
@@ -212,12 +219,19 @@ impl BudgetLedger {
         })
     }
 
-    /// Reads the current day's usage of `key` from the database, once per start.
+    /// Reads the current day's usage of `key` from the database: once per start, and again
+    /// after [`SHARED_REFRESH`] when other instances write to the same database.
     async fn load(&self, provider: &str, key: &Key, hour: i64) -> Result<(), LlmError> {
         let Some(db) = &self.inner.store else {
             return Ok(());
         };
-        if self.inner.windows.lock().contains_key(key) {
+        let shared = db.shared();
+        if let Some(window) = self.inner.windows.lock().get(key)
+            && (!shared
+                || window
+                    .loaded
+                    .is_some_and(|at| at.elapsed() < SHARED_REFRESH))
+        {
             return Ok(());
         }
         let day_start = hour.div_euclid(24) * 24;
@@ -244,24 +258,44 @@ impl BudgetLedger {
             )
             .not_retryable()
         })?;
-        let mut window = Window {
+        let mut stored = Window {
             hour,
             day: hour.div_euclid(24),
+            loaded: Some(Instant::now()),
             ..Window::default()
         };
         for (row_hour, tokens) in rows {
             let tokens = u64::try_from(tokens).unwrap_or_default();
-            window.day_used += tokens;
+            stored.day_used += tokens;
             if row_hour == hour {
-                window.hour_used += tokens;
+                stored.hour_used += tokens;
             }
         }
-        // Usage recorded meanwhile by this process is not in the database yet: keep it.
-        self.inner
-            .windows
-            .lock()
-            .entry(key.clone())
-            .or_insert(window);
+        let mut windows = self.inner.windows.lock();
+        match windows.get_mut(key) {
+            // Another instance's usage may have arrived: the database's figures plus what this
+            // process used and has not written yet, keeping its reservations.
+            Some(window) if shared => {
+                for ((unflushed_key, unflushed_hour), delta) in self.inner.unflushed.lock().iter() {
+                    if unflushed_key == key && unflushed_hour.div_euclid(24) == stored.day {
+                        let tokens = delta.input + delta.output;
+                        stored.day_used += tokens;
+                        if *unflushed_hour == hour {
+                            stored.hour_used += tokens;
+                        }
+                    }
+                }
+                *window = Window {
+                    reserved: window.reserved,
+                    ..stored
+                };
+            }
+            // Usage recorded meanwhile by this process is not in the database yet: keep it.
+            Some(_) => {}
+            None => {
+                windows.insert(key.clone(), stored);
+            }
+        }
         Ok(())
     }
 

@@ -182,6 +182,7 @@ impl MemoryService {
         };
         stores.vectors.sync_from(stores.records.as_ref()).await?;
         let (changes, _) = broadcast::channel(CHANGE_BUFFER);
+        let writes = Writes::new(stores.vectors.as_ref());
         Ok(MemoryService {
             config,
             records: stores.records,
@@ -189,7 +190,7 @@ impl MemoryService {
             database: stores.database,
             embedder,
             changes,
-            writes: Writes::default(),
+            writes,
             follower,
         })
     }

@@ -30,32 +30,47 @@ struct PendingInsert {
     reply: oneshot::Sender<Result<Vec<Inserted>>>,
 }
 
-#[derive(Default)]
 pub(crate) struct Writes {
     lock: Mutex<()>,
     pending: parking_lot::Mutex<Vec<PendingInsert>>,
     drift: Arc<Notify>,
+    /// The vector store is repaired while the service runs ([`VectorStore::shared`]), so writes
+    /// may skip it after a failure.
+    repaired: bool,
     vectors_behind: AtomicBool,
 }
 
 impl Writes {
+    pub fn new(vectors: &dyn VectorStore) -> Self {
+        Writes {
+            lock: Mutex::new(()),
+            pending: parking_lot::Mutex::new(Vec::new()),
+            drift: Arc::new(Notify::new()),
+            repaired: vectors.shared(),
+            vectors_behind: AtomicBool::new(false),
+        }
+    }
+
     /// Notified when a committed write could not be applied to the vector store.
     pub fn drift(&self) -> Arc<Notify> {
         self.drift.clone()
     }
 
     /// Applies a committed write to the vector store. A failure is drift — logged and
-    /// signalled, never the write's error — and until the repair starts later writes skip the
-    /// vector store (the repair writes them too), so an unreachable one does not hold every
-    /// write for its timeout.
+    /// signalled, never the write's error. On a store repaired while the service runs, later
+    /// writes then skip it until the repair starts (the repair writes them too), so an
+    /// unreachable Qdrant does not hold every write for its timeout; an in-process index is
+    /// rebuilt from the records at the next start.
     pub async fn apply_to_vectors(&self, apply: impl Future<Output = Result<()>>) {
         if self.vectors_behind.load(Ordering::Acquire) {
             return;
         }
         if let Err(error) = apply.await {
-            tracing::warn!(%error, "a committed write did not reach the vector store; it will be repaired");
-            self.vectors_behind.store(true, Ordering::Release);
-            self.drift.notify_one();
+            tracing::warn!(%error, "a committed write did not reach the vector store; it is repaired from the records");
+            if self.repaired {
+                self.vectors_behind.store(true, Ordering::Release);
+                self.drift.notify_one();
+            }
         }
     }
 

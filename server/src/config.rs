@@ -703,4 +703,25 @@ mod tests {
             assert!(!error.contains("hunter2"), "{error}");
         }
     }
+
+    #[test]
+    fn qdrant_url_must_be_a_grpc_http_url_and_its_api_key_is_never_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write(
+            &dir,
+            "qdrant_url = \"http://qdrant:6334\"\n[memory.qdrant]\napi_key = \"hunter2\"\n",
+        );
+        let config = Config::load(Some(&path), &Overrides::default()).unwrap();
+        assert_eq!(config.qdrant_url.as_deref(), Some("http://qdrant:6334"));
+        assert!(!format!("{config:?}").contains("hunter2"));
+
+        let path = write(&dir, "qdrant_url = \"qdrant:6334\"\n");
+        let error = Config::load(Some(&path), &Overrides::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("qdrant_url") && error.contains("http://"),
+            "{error}"
+        );
+    }
 }

@@ -134,3 +134,44 @@ async fn usage_is_kept_across_restarts() {
         ]
     );
 }
+
+/// Two instances on one PostgreSQL: each counts the other's usage once it has been written,
+/// so together they stay within the cap.
+#[tokio::test]
+async fn instances_on_one_database_count_each_others_usage() {
+    if aeterna_testkit::profile::backend() != aeterna_testkit::profile::Backend::Postgres {
+        eprintln!("SKIPPED on SQLite: one data dir has one server; the PostgreSQL pass runs it");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = aeterna_testkit::profile::open_database(dir.path())
+        .await
+        .unwrap();
+    let stand_in = StandIn::start(answer()).await;
+    let mut config = config(vec![("local", provider(Api::OpenAi, &stand_in.base_url()))]);
+    config.budgets.daily_tokens = Some(900);
+    let first = LlmRoles::start(config.clone(), Some(db.clone())).unwrap();
+    let second = LlmRoles::start(config, Some(db.clone())).unwrap();
+
+    ask(analyze_chain(&second), "acme")
+        .await
+        .expect("second's own call");
+    ask(analyze_chain(&first), "acme")
+        .await
+        .expect("first's call");
+    first.ledger().flush().await.unwrap();
+    second.ledger().flush().await.unwrap();
+    // Alone, the second instance would see its own 400 and allow another call.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let exhausted = ask(analyze_chain(&second), "acme")
+        .await
+        .expect_err("over the shared cap");
+    assert_eq!(exhausted.skipped[0].kind, ErrorKind::BudgetExhausted);
+    assert!(
+        exhausted.skipped[0].reason.contains("800 of its 900"),
+        "{exhausted}"
+    );
+    assert_eq!(second.ledger().used("acme", Role::Analyze), (800, 800));
+    first.shutdown().await;
+    second.shutdown().await;
+}

@@ -108,7 +108,7 @@ impl QdrantVectorStore {
     /// Fails, naming the URL, when Qdrant does not answer.
     pub async fn connect(url: &str, dims: usize, config: &QdrantConfig) -> Result<Self> {
         let unreachable = |error: qdrant_client::QdrantError| {
-            MemoryError::storage(format!("Qdrant at {url}"), error)
+            MemoryError::storage(format!("Qdrant at {url} (qdrant_url)"), error)
         };
         let client = Qdrant::from_url(url)
             .api_key(config.api_key.clone())
