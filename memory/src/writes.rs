@@ -66,7 +66,10 @@ impl Writes {
             return;
         }
         if let Err(error) = apply.await {
-            tracing::warn!(%error, "a committed write did not reach the vector store; it is repaired from the records");
+            tracing::warn!(
+                %error,
+                "a committed write did not reach the vector store; it is repaired from the records"
+            );
             if self.repaired {
                 self.vectors_behind.store(true, Ordering::Release);
                 self.drift.notify_one();

@@ -89,7 +89,18 @@ pub async fn corpus(name: &str) -> MemoryService {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+    // On PostgreSQL the dir only names the schema; it still holds the completion mark.
+    std::fs::create_dir_all(&dir).expect("create the corpus dir");
     let service = open(&dir).await;
+    let leftover = service.stats().await.expect("corpus stats").records;
+    assert_eq!(
+        leftover,
+        0,
+        "the corpus store of {} holds {leftover} records of an interrupted run; drop its \
+         schema ({}) and run again",
+        dir.display(),
+        aeterna_testkit::profile::test_schema(&dir)
+    );
     let started = Instant::now();
     let mut rng = Rng::new(1);
     for start in (0..CORPUS_SIZE).step_by(1000) {
@@ -102,6 +113,14 @@ pub async fn corpus(name: &str) -> MemoryService {
             .expect("add a corpus batch");
     }
     service.flush().await.expect("flush the corpus");
+    // The planner's statistics, as autovacuum would gather them after a bulk load (it may be
+    // off on a test server).
+    if let aeterna_memory::storage::Database::Postgres(db) = service.database() {
+        sqlx::query("ANALYZE memories, memory_tags, memory_vectors")
+            .execute(&db.pool)
+            .await
+            .expect("analyze the corpus tables");
+    }
     println!(
         "generated {CORPUS_SIZE} memories in {:?} (bulk add_batch of 1000)",
         started.elapsed()

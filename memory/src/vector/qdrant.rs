@@ -281,12 +281,25 @@ impl QdrantVectorStore {
         self.repairs
             .orphaned
             .fetch_add(repaired.orphaned, Ordering::Relaxed);
-        let level_warn = repaired.missing + repaired.stale + repaired.orphaned > 0;
+        let drifted = repaired.missing + repaired.stale + repaired.orphaned > 0;
         let elapsed_ms = started.elapsed().as_millis() as u64;
-        if level_warn {
-            tracing::warn!(collection = %self.collection, checked = repaired.checked, missing = repaired.missing, stale = repaired.stale, orphaned = repaired.orphaned, elapsed_ms, "Qdrant drift repaired");
+        if drifted {
+            tracing::warn!(
+                collection = %self.collection,
+                checked = repaired.checked,
+                missing = repaired.missing,
+                stale = repaired.stale,
+                orphaned = repaired.orphaned,
+                elapsed_ms,
+                "Qdrant drift repaired"
+            );
         } else {
-            tracing::info!(collection = %self.collection, checked = repaired.checked, elapsed_ms, "Qdrant matches the record store");
+            tracing::info!(
+                collection = %self.collection,
+                checked = repaired.checked,
+                elapsed_ms,
+                "Qdrant matches the record store"
+            );
         }
         Ok(repaired)
     }
