@@ -34,17 +34,48 @@ const CHANGE_LOG_LOCK: i64 = 0x6165_7465_726e_6101; // "aeterna" 1
 pub struct PgRecordStore {
     db: PgDatabase,
     lexical_max_rows: usize,
-    /// Records per tenant, for IDF, re-counted after [`TENANT_SIZE_TTL`].
-    tenant_sizes: parking_lot::Mutex<HashMap<String, (Instant, i64)>>,
+    /// Records per tenant, for IDF.
+    tenant_sizes: RecentCounts<String>,
+    /// Records per (tenant, word) up to `lexical_max_rows + 1`, for IDF and the word budget:
+    /// counting is a scan of every matching row, the costliest part of a lexical search.
+    /// Only words found are kept; a stale count only moves weights (every match is still
+    /// read by the search itself).
+    word_counts: RecentCounts<(String, String)>,
     /// Marks this store's rows in `memory_changes`, so following the log skips them.
     origin: String,
 }
 
-/// How long a tenant's record count is reused for IDF: a few seconds of staleness moves
-/// weights by a hair, and counting is a scan of the tenant's index.
-const TENANT_SIZE_TTL: Duration = Duration::from_secs(5);
-/// Tenants whose counts are kept; beyond it the map starts over.
-const TENANT_SIZES_KEPT: usize = 10_000;
+/// Counts reused for [`COUNT_TTL`]: IDF inputs, where a few seconds of staleness moves weights
+/// by a hair. Past `kept` keys the map starts over.
+struct RecentCounts<K> {
+    counts: parking_lot::Mutex<HashMap<K, (Instant, i64)>>,
+    kept: usize,
+}
+
+impl<K: std::hash::Hash + Eq> RecentCounts<K> {
+    fn new(kept: usize) -> Self {
+        RecentCounts {
+            counts: parking_lot::Mutex::new(HashMap::new()),
+            kept,
+        }
+    }
+
+    fn get(&self, key: &K) -> Option<i64> {
+        let counts = self.counts.lock();
+        let (counted, count) = counts.get(key)?;
+        (counted.elapsed() < COUNT_TTL).then_some(*count)
+    }
+
+    fn remember(&self, key: K, count: i64) {
+        let mut counts = self.counts.lock();
+        if counts.len() >= self.kept && !counts.contains_key(&key) {
+            counts.clear();
+        }
+        counts.insert(key, (Instant::now(), count));
+    }
+}
+
+const COUNT_TTL: Duration = Duration::from_secs(5);
 
 type Tx = sqlx::Transaction<'static, Postgres>;
 
@@ -53,23 +84,10 @@ impl PgRecordStore {
         PgRecordStore {
             db,
             lexical_max_rows: config.lexical_max_rows.max(1),
-            tenant_sizes: parking_lot::Mutex::new(HashMap::new()),
+            tenant_sizes: RecentCounts::new(10_000),
+            word_counts: RecentCounts::new(100_000),
             origin: Uuid::now_v7().to_string(),
         }
-    }
-
-    fn tenant_size(&self, tenant_id: &str) -> Option<i64> {
-        let sizes = self.tenant_sizes.lock();
-        let (counted, size) = sizes.get(tenant_id)?;
-        (counted.elapsed() < TENANT_SIZE_TTL).then_some(*size)
-    }
-
-    fn remember_tenant_size(&self, tenant_id: &str, size: i64) {
-        let mut sizes = self.tenant_sizes.lock();
-        if sizes.len() >= TENANT_SIZES_KEPT && !sizes.contains_key(tenant_id) {
-            sizes.clear();
-        }
-        sizes.insert(tenant_id.to_string(), (Instant::now(), size));
     }
 
     /// Starts a write: a transaction holding the change-log lock.
@@ -420,41 +438,58 @@ impl RecordStore for PgRecordStore {
             return Ok(Vec::new());
         }
         let budget = self.lexical_max_rows as i64;
-        let known_size = self.tenant_size(tenant_id);
-        let mut counts = QueryBuilder::<Postgres>::new("SELECT ");
-        match known_size {
-            Some(_) => {
-                counts.push("NULL::BIGINT");
+        let word_key = |word: &str| (tenant_id.to_string(), word.to_string());
+        let mut documents = self.tenant_sizes.get(&tenant_id.to_string());
+        let mut frequencies: Vec<Option<i64>> = words
+            .iter()
+            .map(|word| self.word_counts.get(&word_key(word)))
+            .collect();
+        if documents.is_none() || frequencies.iter().any(Option::is_none) {
+            let mut counts = QueryBuilder::<Postgres>::new("SELECT ");
+            match documents {
+                Some(_) => {
+                    counts.push("NULL::BIGINT");
+                }
+                None => {
+                    counts.push("(SELECT count(*) FROM memories WHERE tenant_id = ");
+                    counts.push_bind(tenant_id.to_string()).push(")");
+                }
             }
-            None => {
-                counts.push("(SELECT count(*) FROM memories WHERE tenant_id = ");
-                counts.push_bind(tenant_id.to_string()).push(")");
+            let unknown: Vec<usize> = (0..words.len())
+                .filter(|&i| frequencies[i].is_none())
+                .collect();
+            for &i in &unknown {
+                counts.push(", (SELECT count(*) FROM (SELECT 1 FROM memories WHERE tenant_id = ");
+                counts.push_bind(tenant_id.to_string());
+                counts.push(" AND search @@ to_tsquery('simple', ");
+                counts.push_bind(format!("'{}'", words[i]));
+                counts.push(") LIMIT ").push_bind(budget + 1).push(") s)");
             }
-        }
-        for word in &words {
-            counts.push(", (SELECT count(*) FROM (SELECT 1 FROM memories WHERE tenant_id = ");
-            counts.push_bind(tenant_id.to_string());
-            counts.push(" AND search @@ to_tsquery('simple', ");
-            counts.push_bind(format!("'{word}'"));
-            counts.push(") LIMIT ").push_bind(budget + 1).push(") s)");
-        }
-        let row = counts
-            .build()
-            .fetch_one(&self.db.pool)
-            .await
-            .map_err(failed("counting words"))?;
-        let documents = match known_size {
-            Some(size) => size,
-            None => {
+            let row = counts
+                .build()
+                .fetch_one(&self.db.pool)
+                .await
+                .map_err(failed("counting words"))?;
+            if documents.is_none() {
                 let size: i64 = row.get(0);
-                self.remember_tenant_size(tenant_id, size);
-                size
+                self.tenant_sizes.remember(tenant_id.to_string(), size);
+                documents = Some(size);
             }
-        };
+            for (column, &i) in unknown.iter().enumerate() {
+                let frequency: i64 = row.get(column + 1);
+                // An absent word is counted again next time: it may be in the next write,
+                // and a search right after that write must find it.
+                if frequency > 0 {
+                    self.word_counts.remember(word_key(&words[i]), frequency);
+                }
+                frequencies[i] = Some(frequency);
+            }
+        }
+        let documents = documents.unwrap_or_default();
         let mut by_rarity: Vec<(&str, i64)> = words
             .iter()
-            .enumerate()
-            .map(|(i, word)| (word.as_str(), row.get::<i64, _>(i + 1)))
+            .zip(frequencies)
+            .map(|(word, frequency)| (word.as_str(), frequency.unwrap_or_default()))
             .filter(|(_, frequency)| *frequency > 0)
             .collect();
         by_rarity.sort_by_key(|(_, frequency)| *frequency);
