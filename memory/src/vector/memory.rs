@@ -47,17 +47,7 @@ impl InMemoryVectorIndex {
     }
 
     fn check_dimensions(&self, vector: &[f32]) -> Result<()> {
-        if vector.len() != self.dims {
-            return Err(MemoryError::storage(
-                "vector index",
-                anyhow::anyhow!(
-                    "a vector has {} dimensions; the index holds {}",
-                    vector.len(),
-                    self.dims
-                ),
-            ));
-        }
-        Ok(())
+        super::check_dimensions(vector, self.dims, "the index")
     }
 
     /// Whether `tenant_id` currently scans an int8 copy first (for tests and benchmarks).

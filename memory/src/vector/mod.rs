@@ -45,6 +45,20 @@ pub struct VectorHit {
     pub similarity: f32,
 }
 
+/// Refuses a vector whose length is not the store's `dims`; `store` names it in the error.
+fn check_dimensions(vector: &[f32], dims: usize, store: &str) -> Result<()> {
+    if vector.len() != dims {
+        return Err(crate::error::MemoryError::storage(
+            "vector index",
+            anyhow::anyhow!(
+                "a vector has {} dimensions; {store} holds {dims}",
+                vector.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// What comparing a persistent vector store with the record store found, and fixed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct VectorRepairs {

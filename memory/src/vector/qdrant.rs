@@ -189,18 +189,11 @@ impl QdrantVectorStore {
     }
 
     fn check_dimensions(&self, vector: &[f32]) -> Result<()> {
-        if vector.len() != self.dims {
-            return Err(MemoryError::storage(
-                "vector index",
-                anyhow::anyhow!(
-                    "a vector has {} dimensions; the collection `{}` holds {}",
-                    vector.len(),
-                    self.collection,
-                    self.dims
-                ),
-            ));
-        }
-        Ok(())
+        super::check_dimensions(
+            vector,
+            self.dims,
+            &format!("the collection `{}`", self.collection),
+        )
     }
 
     /// Compares every durable vector of `records` with its point and fixes what differs:
@@ -268,7 +261,7 @@ impl QdrantVectorStore {
                     .filter(|stored| ids.contains(&stored.entry.id))
                     .map(|stored| stored.entry.clone())
                     .collect();
-                self.upsert(&tenant_id, entries).await?;
+                self.upsert(tenant_id, entries).await?;
             }
         }
         repaired.orphaned = self.remove_orphans(records).await?;
