@@ -68,11 +68,11 @@ impl Follower {
         let mut position = self.position.lock().await;
         let mut announced = Vec::new();
         loop {
-            let changes = records.changes_after(*position, self.page).await?;
+            let apply = !vectors.shared();
+            let changes = records.changes_after(*position, self.page, apply).await?;
             let Some(last) = changes.last() else { break };
             let last = last.position;
             let full = changes.len() >= self.page;
-            let apply = !vectors.shared();
             let _write = writes.lock().await;
             let mut upserts: HashMap<String, Vec<VectorEntry>> = HashMap::new();
             let mut removals: HashMap<String, Vec<uuid::Uuid>> = HashMap::new();

@@ -33,14 +33,8 @@ use uuid::Uuid;
 
 use crate::intern::Interner;
 use crate::model::{MemoryFilter, MemoryRecord, Scope};
-use crate::storage::LexicalHit;
+use crate::storage::{LexicalHit, bm25};
 use crate::text::words;
-
-/// BM25's term-frequency saturation and length normalisation (the usual values, as FTS5's).
-const K1: f64 = 1.2;
-const B: f64 = 0.75;
-/// idf is clamped to this from below (a term in more than half the records), as in FTS5.
-const IDF_FLOOR: f64 = 1e-6;
 
 /// What the index needs of a record.
 #[derive(Debug, Clone, Copy)]
@@ -372,10 +366,7 @@ impl TenantIndex {
 
         let documents = records as f64;
         let average_length = (self.total_length as f64 / documents).max(1.0);
-        let idf = |postings: &[Posting]| {
-            let n = postings.len() as f64;
-            ((documents - n + 0.5) / (n + 0.5)).ln().max(IDF_FLOOR)
-        };
+        let idf = |postings: &[Posting]| bm25::idf(documents, postings.len() as f64);
         let ideal: f64 = chosen.iter().map(|&postings| idf(postings)).sum();
 
         SCORES.with(|scores| {
@@ -395,8 +386,7 @@ impl TenantIndex {
                     }
                     let frequency = f64::from(posting.frequency);
                     let length = f64::from(doc.length) / average_length;
-                    let weight =
-                        idf * frequency * (K1 + 1.0) / (frequency + K1 * (1.0 - B + B * length));
+                    let weight = idf * bm25::saturation(frequency, length);
                     let score = &mut scores[posting.slot as usize];
                     if *score == 0.0 {
                         touched.push(posting.slot);

@@ -9,6 +9,7 @@
 //! [`postgres::PgRecordStore`]. Both share the row decoding ([`rows`]) and filter SQL
 //! ([`filter`]).
 
+mod bm25;
 mod database;
 mod filter;
 pub mod lexical_index;
@@ -111,7 +112,7 @@ pub struct StaleRecord {
 }
 
 /// A record written through the change log (any instance), as it is now: `current` is `None`
-/// when it has been deleted since.
+/// when it has been deleted since (or was not asked for).
 #[derive(Debug, Clone)]
 pub struct ChangedRecord {
     pub position: i64,
@@ -213,8 +214,14 @@ pub trait RecordStore: Send + Sync {
         Ok(0)
     }
 
-    /// Changes after `position`, in position order, with each record as it is now.
-    async fn changes_after(&self, _position: i64, _limit: usize) -> Result<Vec<ChangedRecord>> {
+    /// Changes after `position`, in position order, with each record as it is now; `current`
+    /// is read only `with_vectors` (a follower whose vector store is shared needs none).
+    async fn changes_after(
+        &self,
+        _position: i64,
+        _limit: usize,
+        _with_vectors: bool,
+    ) -> Result<Vec<ChangedRecord>> {
         Ok(Vec::new())
     }
 

@@ -16,7 +16,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use qdrant_client::Qdrant;
@@ -92,6 +92,9 @@ pub struct QdrantVectorStore {
     client: Qdrant,
     collection: String,
     dims: usize,
+    /// Set when `connect` created the collection: the first sync fills it, which is loading,
+    /// not drift (a new deployment, or a new embedder's collection after re-embedding).
+    created: AtomicBool,
     repairs: RepairCounters,
 }
 
@@ -122,6 +125,7 @@ impl QdrantVectorStore {
             client,
             collection: format!("{}_{dims}", config.collection),
             dims,
+            created: AtomicBool::new(false),
             repairs: RepairCounters::default(),
         };
         store.create_collection().await?;
@@ -150,13 +154,18 @@ impl QdrantVectorStore {
                     ),
                 )
                 .await;
-            if let Err(error) = created {
-                let exists_now = self.client.collection_exists(&self.collection).await;
-                if !matches!(exists_now, Ok(true)) {
-                    return Err(self.error("creating the collection", error));
+            match created {
+                Ok(_) => {
+                    self.created.store(true, Ordering::Relaxed);
+                    tracing::info!(collection = %self.collection, dims = self.dims, "Qdrant collection created");
+                }
+                Err(error) => {
+                    let exists_now = self.client.collection_exists(&self.collection).await;
+                    if !matches!(exists_now, Ok(true)) {
+                        return Err(self.error("creating the collection", error));
+                    }
                 }
             }
-            tracing::info!(collection = %self.collection, dims = self.dims, "Qdrant collection created");
         }
         // Creating an index that exists is a no-op, so this also completes an earlier start
         // that died half-way.
@@ -202,7 +211,8 @@ impl QdrantVectorStore {
     /// before their points are removed — except that an update landing between the read of a
     /// page and the rewrite of its outdated points is overwritten by the older version; the
     /// next repair then finds that point outdated and corrects it.
-    async fn repair_drift(&self, records: &dyn RecordStore) -> Result<VectorRepairs> {
+    /// What it fixed is counted in `/metrics` when `count` (not while filling a new collection).
+    async fn repair_drift(&self, records: &dyn RecordStore, count: bool) -> Result<VectorRepairs> {
         let started = std::time::Instant::now();
         let mut repaired = VectorRepairs::default();
         let mut after = 0;
@@ -265,18 +275,25 @@ impl QdrantVectorStore {
             }
         }
         repaired.orphaned = self.remove_orphans(records).await?;
-        self.repairs
-            .missing
-            .fetch_add(repaired.missing, Ordering::Relaxed);
-        self.repairs
-            .stale
-            .fetch_add(repaired.stale, Ordering::Relaxed);
-        self.repairs
-            .orphaned
-            .fetch_add(repaired.orphaned, Ordering::Relaxed);
         let drifted = repaired.missing + repaired.stale + repaired.orphaned > 0;
         let elapsed_ms = started.elapsed().as_millis() as u64;
-        if drifted {
+        if !count {
+            tracing::info!(
+                collection = %self.collection,
+                points = repaired.missing,
+                elapsed_ms,
+                "Qdrant collection filled from the record store"
+            );
+        } else if drifted {
+            self.repairs
+                .missing
+                .fetch_add(repaired.missing, Ordering::Relaxed);
+            self.repairs
+                .stale
+                .fetch_add(repaired.stale, Ordering::Relaxed);
+            self.repairs
+                .orphaned
+                .fetch_add(repaired.orphaned, Ordering::Relaxed);
             tracing::warn!(
                 collection = %self.collection,
                 checked = repaired.checked,
@@ -394,9 +411,11 @@ impl QdrantVectorStore {
 
 #[async_trait::async_trait]
 impl VectorStore for QdrantVectorStore {
-    /// Qdrant persists the points itself: only drift is repaired ([`VectorStore::repair`]).
+    /// Qdrant persists the points itself: only drift is repaired ([`VectorStore::repair`]),
+    /// or a collection this store just created is filled.
     async fn sync_from(&self, records: &dyn RecordStore) -> Result<()> {
-        self.repair_drift(records).await.map(drop)
+        let filling = self.created.swap(false, Ordering::Relaxed);
+        self.repair_drift(records, !filling).await.map(drop)
     }
 
     async fn upsert(&self, tenant_id: &str, entries: Vec<VectorEntry>) -> Result<()> {
@@ -544,7 +563,7 @@ impl VectorStore for QdrantVectorStore {
     }
 
     async fn repair(&self, records: &dyn RecordStore) -> Result<VectorRepairs> {
-        self.repair_drift(records).await
+        self.repair_drift(records, true).await
     }
 
     fn repairs_total(&self) -> VectorRepairs {

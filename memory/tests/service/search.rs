@@ -279,13 +279,19 @@ async fn searches_filter_by_layers_tags_and_kinds() {
     );
 }
 
-#[tokio::test]
-async fn common_words_are_left_to_the_vector_search_and_rare_ones_still_match() {
+/// A service whose lexical search reads at most `rows` matches, on either profile.
+async fn open_with_lexical_budget(rows: usize) -> (tempfile::TempDir, MemoryService) {
     let dir = tempfile::tempdir().unwrap();
     let mut config = aeterna_memory::MemoryConfig::default();
-    config.sqlite.lexical_max_postings = 5;
-    config.postgres.lexical_max_rows = 5;
+    config.sqlite.lexical_max_postings = rows;
+    config.postgres.lexical_max_rows = rows;
     let service = open(dir.path(), config).await;
+    (dir, service)
+}
+
+#[tokio::test]
+async fn common_words_are_left_to_the_vector_search_and_rare_ones_still_match() {
+    let (_dir, service) = open_with_lexical_budget(5).await;
     let who = alice();
     let mut items: Vec<NewMemory> = (0..30)
         .map(|i| {
@@ -314,4 +320,68 @@ async fn common_words_are_left_to_the_vector_search_and_rare_ones_still_match() 
     // A query of only common words still finds records, through their vectors.
     let hits = service.search(&who, query("deployment", 5)).await.unwrap();
     assert_eq!(hits.len(), 5);
+}
+
+/// The word statistics lexical ranking reads (document frequencies per tenant) follow every
+/// insert, delete and content update, and another tenant's records do not count.
+#[tokio::test]
+async fn word_statistics_follow_deletes_updates_and_stay_per_tenant() {
+    let (_dir, service) = open_with_lexical_budget(5).await;
+    let who = alice();
+    let other_tenant = aeterna_memory::Identity {
+        tenant_id: "globex".into(),
+        ..alice()
+    };
+    let zebras = |n: usize, what: &str| -> Vec<NewMemory> {
+        (0..n)
+            .map(|i| {
+                memory(
+                    Layer::Project,
+                    &format!("{what} {i}: a zebra crossed the road"),
+                )
+            })
+            .collect()
+    };
+    service
+        .add_batch(&other_tenant, zebras(20, "globex"))
+        .await
+        .unwrap();
+    let added = service.add_batch(&who, zebras(7, "acme")).await.unwrap();
+    let ids: Vec<uuid::Uuid> = added.iter().map(|outcome| outcome.record.id).collect();
+    let lexical = |words: &[&str]| {
+        let terms: Vec<String> = words.iter().map(|word| word.to_string()).collect();
+        let records = service.records().clone();
+        async move {
+            records
+                .lexical_search("acme", &terms, &Default::default(), 20)
+                .await
+                .unwrap()
+                .len()
+        }
+    };
+
+    // 7 of acme's records hold `zebra`, over the budget of 5: it is left to the vectors.
+    assert_eq!(lexical(&["zebra"]).await, 0);
+    service.delete(&who, ids[0]).await.unwrap();
+    service.delete(&who, ids[1]).await.unwrap();
+    // 5: within the budget (globex's 20 do not count).
+    assert_eq!(lexical(&["zebra"]).await, 5);
+    let rewrite = |id: uuid::Uuid, content: &str| {
+        let patch = aeterna_memory::MemoryPatch {
+            content: Some(content.into()),
+            ..Default::default()
+        };
+        let (service, who) = (&service, &who);
+        async move { service.update(who, id, patch).await.unwrap() }
+    };
+    rewrite(ids[2], "an okapi crossed the road").await;
+    assert_eq!(lexical(&["zebra"]).await, 4);
+    assert_eq!(lexical(&["okapi"]).await, 1);
+    // A word no record holds any more is gone from the statistics, and comes back.
+    rewrite(ids[2], "a zebra crossed the road again").await;
+    assert_eq!(lexical(&["okapi"]).await, 0);
+    assert_eq!(lexical(&["zebra"]).await, 5);
+    // An update that keeps the content's words changes no count.
+    rewrite(ids[3], "a zebra crossed the road: acme 3").await;
+    assert_eq!(lexical(&["zebra"]).await, 5);
 }

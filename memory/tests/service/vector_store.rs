@@ -265,10 +265,12 @@ async fn qdrant_repairs_drift_from_the_record_store() {
         let memory = super::memory(Layer::Project, &format!("fact number {i} about tokio"));
         added.push(service.add(&who, memory).await.unwrap().record);
     }
+    // The service's own collection (the profile names it after the data dir).
+    let qdrant = &service.config().qdrant;
     let store = QdrantVectorStore::connect(
-        config.qdrant.url.as_deref().unwrap(),
+        qdrant.url.as_deref().unwrap(),
         service.embedder().dimensions(),
-        &config.qdrant,
+        qdrant,
     )
     .await
     .unwrap();

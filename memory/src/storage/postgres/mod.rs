@@ -38,8 +38,9 @@ pub struct PostgresConfig {
     /// Schema holding Aeterna's tables (`public`); created if missing. Lets several
     /// deployments (or test runs) share one database.
     pub schema: String,
-    /// A lexical search ranks at most this many of the newest matching records (5 000), so
-    /// its work stays bounded however common its words.
+    /// A lexical search ranks at most this many matching records (5 000), so its work stays
+    /// bounded however common its words: it uses the query's words rarest first while their
+    /// record counts add up to this, and leaves commoner ones to the vector search.
     pub lexical_max_rows: usize,
 }
 

@@ -2,7 +2,6 @@
 //! PostgreSQL, with the change log that keeps every instance's vector index current.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
 
 use sqlx::{PgConnection, Postgres, QueryBuilder, Row};
 use uuid::Uuid;
@@ -17,7 +16,7 @@ use crate::storage::rows::{
 };
 use crate::storage::{
     ChangedRecord, Inserted, LexicalHit, ListPage, ListQuery, NewRecord, RecordChange,
-    RecordCounts, RecordStore, StaleRecord, StoredVector, UpdateOutcome,
+    RecordCounts, RecordStore, StaleRecord, StoredVector, UpdateOutcome, bm25,
 };
 use crate::vector::VectorEntry;
 
@@ -34,48 +33,9 @@ const CHANGE_LOG_LOCK: i64 = 0x6165_7465_726e_6101; // "aeterna" 1
 pub struct PgRecordStore {
     db: PgDatabase,
     lexical_max_rows: usize,
-    /// Records per tenant, for IDF.
-    tenant_sizes: RecentCounts<String>,
-    /// Records per (tenant, word) up to `lexical_max_rows + 1`, for IDF and the word budget:
-    /// counting is a scan of every matching row, the costliest part of a lexical search.
-    /// Only words found are kept; a stale count only moves weights (every match is still
-    /// read by the search itself).
-    word_counts: RecentCounts<(String, String)>,
     /// Marks this store's rows in `memory_changes`, so following the log skips them.
     origin: String,
 }
-
-/// Counts reused for [`COUNT_TTL`]: IDF inputs, where a few seconds of staleness moves weights
-/// by a hair. Past `kept` keys the map starts over.
-struct RecentCounts<K> {
-    counts: parking_lot::Mutex<HashMap<K, (Instant, i64)>>,
-    kept: usize,
-}
-
-impl<K: std::hash::Hash + Eq> RecentCounts<K> {
-    fn new(kept: usize) -> Self {
-        RecentCounts {
-            counts: parking_lot::Mutex::new(HashMap::new()),
-            kept,
-        }
-    }
-
-    fn get(&self, key: &K) -> Option<i64> {
-        let counts = self.counts.lock();
-        let (counted, count) = counts.get(key)?;
-        (counted.elapsed() < COUNT_TTL).then_some(*count)
-    }
-
-    fn remember(&self, key: K, count: i64) {
-        let mut counts = self.counts.lock();
-        if counts.len() >= self.kept && !counts.contains_key(&key) {
-            counts.clear();
-        }
-        counts.insert(key, (Instant::now(), count));
-    }
-}
-
-const COUNT_TTL: Duration = Duration::from_secs(5);
 
 type Tx = sqlx::Transaction<'static, Postgres>;
 
@@ -84,8 +44,6 @@ impl PgRecordStore {
         PgRecordStore {
             db,
             lexical_max_rows: config.lexical_max_rows.max(1),
-            tenant_sizes: RecentCounts::new(10_000),
-            word_counts: RecentCounts::new(100_000),
             origin: Uuid::now_v7().to_string(),
         }
     }
@@ -121,6 +79,34 @@ impl PgRecordStore {
         .await
         .map_err(failed("recording a change"))?;
         Ok(())
+    }
+
+    async fn word_statistics(&self, tenant_id: &str, words: &[String]) -> Result<WordStatistics> {
+        // The tenant's row is the one without a word.
+        let rows = sqlx::query(
+            "SELECT NULL::TEXT, records, words FROM memory_tenant_counts WHERE tenant_id = $1 \
+             UNION ALL SELECT word, documents, 0 FROM memory_word_counts \
+             WHERE tenant_id = $1 AND word = ANY($2)",
+        )
+        .bind(tenant_id)
+        .bind(words)
+        .fetch_all(&self.db.pool)
+        .await
+        .map_err(failed("reading word statistics"))?;
+        let mut statistics = WordStatistics {
+            records: 0,
+            words: 0,
+            documents: HashMap::with_capacity(rows.len()),
+        };
+        for row in &rows {
+            match row.get::<Option<String>, _>(0) {
+                None => (statistics.records, statistics.words) = (row.get(1), row.get(2)),
+                Some(word) => {
+                    statistics.documents.insert(word, row.get(1));
+                }
+            }
+        }
+        Ok(statistics)
     }
 
     async fn record_by_seq(conn: &mut PgConnection, seq: i64) -> Result<MemoryRecord> {
@@ -188,6 +174,39 @@ impl PgRecordStore {
     }
 }
 
+/// A tenant's BM25 statistics for the words of one query, read from the counters the writes
+/// keep (migration 0003).
+struct WordStatistics {
+    records: i64,
+    /// Σ distinct words over the tenant's records.
+    words: i64,
+    /// Records holding each query word (absent: none).
+    documents: HashMap<String, i64>,
+}
+
+impl WordStatistics {
+    fn average_length(&self) -> f64 {
+        (self.words as f64 / self.records.max(1) as f64).max(1.0)
+    }
+}
+
+/// [`bm25::saturation`] of a word found once in a record of `length` words, as SQL computes it
+/// for every match: `(K1 + 1) / (constant + per_word × length)`.
+#[derive(Debug, Clone, Copy)]
+struct LengthNormalisation {
+    constant: f64,
+    per_word: f64,
+}
+
+impl LengthNormalisation {
+    fn new(average_length: f64) -> Self {
+        LengthNormalisation {
+            constant: 1.0 + bm25::K1 * (1.0 - bm25::B),
+            per_word: bm25::K1 * bm25::B / average_length,
+        }
+    }
+}
+
 /// The distinct words of the query terms: their letters and digits, lower-cased, as the
 /// generated `search` column holds them. Each becomes a quoted `to_tsquery` operand, so nothing
 /// a caller types is read as query syntax.
@@ -217,12 +236,6 @@ fn ts_query(words: &[&str]) -> String {
         .map(|w| format!("'{w}'"))
         .collect::<Vec<_>>()
         .join(" | ")
-}
-
-/// BM25's inverse document frequency.
-fn idf(documents: i64, frequency: i64) -> f64 {
-    let (n, df) = (documents as f64, frequency as f64);
-    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
 #[async_trait::async_trait]
@@ -421,11 +434,12 @@ impl RecordStore for PgRecordStore {
         list_page(&rows, query.limit)
     }
 
-    /// BM25-like, as the embedded profile: the query's words are counted (each count stops
-    /// at the budget), used rarest first while their document frequencies add up to at most
-    /// `lexical_max_rows` (common words are left to the vector search), and a record's
-    /// relevance is the IDF-weighted share of those words it contains (0..1), cover density
-    /// (`ts_rank_cd`) breaking ties.
+    /// BM25 as the embedded profile ranks (see [`crate::storage::bm25`]): the query's words
+    /// are used rarest first while their document frequencies add up to at most
+    /// `lexical_max_rows` (common words are left to the vector search). Statistics come from
+    /// the counters the writes keep (migration 0003), not from the matches; each record
+    /// counts its words once (a `tsvector` keeps distinct words), so its length is its number
+    /// of distinct words and every term frequency is 1.
     async fn lexical_search(
         &self,
         tenant_id: &str,
@@ -437,95 +451,65 @@ impl RecordStore for PgRecordStore {
         if words.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
-        let budget = self.lexical_max_rows as i64;
-        let word_key = |word: &str| (tenant_id.to_string(), word.to_string());
-        let mut documents = self.tenant_sizes.get(&tenant_id.to_string());
-        let mut frequencies: Vec<Option<i64>> = words
-            .iter()
-            .map(|word| self.word_counts.get(&word_key(word)))
-            .collect();
-        if documents.is_none() || frequencies.iter().any(Option::is_none) {
-            let mut counts = QueryBuilder::<Postgres>::new("SELECT ");
-            match documents {
-                Some(_) => {
-                    counts.push("NULL::BIGINT");
-                }
-                None => {
-                    counts.push("(SELECT count(*) FROM memories WHERE tenant_id = ");
-                    counts.push_bind(tenant_id.to_string()).push(")");
-                }
-            }
-            let unknown: Vec<usize> = (0..words.len())
-                .filter(|&i| frequencies[i].is_none())
-                .collect();
-            for &i in &unknown {
-                counts.push(", (SELECT count(*) FROM (SELECT 1 FROM memories WHERE tenant_id = ");
-                counts.push_bind(tenant_id.to_string());
-                counts.push(" AND search @@ to_tsquery('simple', ");
-                counts.push_bind(format!("'{}'", words[i]));
-                counts.push(") LIMIT ").push_bind(budget + 1).push(") s)");
-            }
-            let row = counts
-                .build()
-                .fetch_one(&self.db.pool)
-                .await
-                .map_err(failed("counting words"))?;
-            if documents.is_none() {
-                let size: i64 = row.get(0);
-                self.tenant_sizes.remember(tenant_id.to_string(), size);
-                documents = Some(size);
-            }
-            for (column, &i) in unknown.iter().enumerate() {
-                let frequency: i64 = row.get(column + 1);
-                // An absent word is counted again next time: it may be in the next write,
-                // and a search right after that write must find it.
-                if frequency > 0 {
-                    self.word_counts.remember(word_key(&words[i]), frequency);
-                }
-                frequencies[i] = Some(frequency);
-            }
-        }
-        let documents = documents.unwrap_or_default();
-        let mut by_rarity: Vec<(&str, i64)> = words
-            .iter()
-            .zip(frequencies)
-            .map(|(word, frequency)| (word.as_str(), frequency.unwrap_or_default()))
-            .filter(|(_, frequency)| *frequency > 0)
-            .collect();
-        by_rarity.sort_by_key(|(_, frequency)| *frequency);
-        let mut used = Vec::new();
-        let mut postings = 0;
-        for (word, frequency) in by_rarity {
-            if postings + frequency > budget {
-                break;
-            }
-            postings += frequency;
-            used.push((word, idf(documents.max(frequency), frequency)));
-        }
-        if used.is_empty() {
+        let statistics = self.word_statistics(tenant_id, &words).await?;
+        if statistics.records == 0 {
             return Ok(Vec::new());
         }
-        let total: f64 = used.iter().map(|(_, weight)| weight).sum();
-        let query = ts_query(&used.iter().map(|(word, _)| *word).collect::<Vec<_>>());
-
-        let mut builder = QueryBuilder::<Postgres>::new("SELECT m.id, (0");
-        for (word, weight) in &used {
-            builder.push(" + CASE WHEN m.search @@ to_tsquery('simple', ");
-            builder.push_bind(format!("'{word}'"));
-            builder
-                .push(") THEN ")
-                .push_bind(weight / total.max(f64::MIN_POSITIVE))
-                .push(" ELSE 0 END");
+        let mut by_rarity: Vec<(&str, i64)> = words
+            .iter()
+            .map(|word| {
+                let documents = statistics.documents.get(word).copied().unwrap_or(0);
+                (word.as_str(), documents)
+            })
+            .collect();
+        by_rarity.sort_by_key(|(_, documents)| *documents);
+        let records = statistics.records as f64;
+        let mut ideal = 0.0;
+        let mut matched: Vec<(&str, f64)> = Vec::new();
+        let mut postings = 0;
+        for (word, documents) in by_rarity {
+            if postings + documents > self.lexical_max_rows as i64 {
+                break;
+            }
+            postings += documents;
+            let idf = bm25::idf(records, documents as f64);
+            // A word no record holds still counts in the ideal, as in the embedded profile.
+            ideal += idf;
+            if documents > 0 {
+                matched.push((word, idf));
+            }
         }
-        builder.push(")::REAL AS relevance FROM memories m WHERE m.tenant_id = ");
-        builder.push_bind(tenant_id.to_string());
-        builder.push(" AND m.search @@ to_tsquery('simple', ");
-        builder.push_bind(query.clone());
-        builder.push(")");
+        if matched.is_empty() {
+            return Ok(Vec::new());
+        }
+        let length = LengthNormalisation::new(statistics.average_length());
+
+        // The tsqueries are computed once, in a row of their own: in a generic plan an
+        // expression like `to_tsquery($1)` would be evaluated (parsed) again for every row.
+        let mut builder = QueryBuilder::<Postgres>::new("SELECT m.id, ((0");
+        for (i, (_, idf)) in matched.iter().enumerate() {
+            builder.push(format_args!(" + CASE WHEN m.search @@ q.w{i} THEN "));
+            builder.push_bind(*idf).push(" ELSE 0 END");
+        }
+        builder.push(") * ").push_bind((bm25::K1 + 1.0) / ideal);
+        builder.push(" / (").push_bind(length.constant);
+        builder.push(" + ").push_bind(length.per_word);
+        builder.push(" * length(m.search)))::REAL AS relevance FROM (SELECT ");
+        for (i, (word, _)) in matched.iter().enumerate() {
+            builder.push("to_tsquery('simple', ");
+            builder
+                .push_bind(ts_query(&[word]))
+                .push(format_args!(") AS w{i}, "));
+        }
+        builder.push("to_tsquery('simple', ");
+        let all: Vec<&str> = matched.iter().map(|(word, _)| *word).collect();
+        builder.push_bind(ts_query(&all));
+        builder.push(") AS query OFFSET 0) q JOIN memories m ON m.search @@ q.query");
+        builder
+            .push(" WHERE m.tenant_id = ")
+            .push_bind(tenant_id.to_string());
         push_filter(&mut builder, filter);
-        builder.push(" ORDER BY relevance DESC, ts_rank_cd(m.search, to_tsquery('simple', ");
-        builder.push_bind(query);
-        builder.push(")) DESC, m.seq DESC LIMIT ");
+        builder.push(" ORDER BY relevance DESC, m.seq DESC LIMIT ");
         builder.push_bind(limit as i64);
         let rows = builder
             .build()
@@ -536,7 +520,7 @@ impl RecordStore for PgRecordStore {
             .map(|row| {
                 Ok(LexicalHit {
                     id: parse_id(row.get::<&str, _>(0))?,
-                    relevance: row.get::<f32, _>(1).min(1.0),
+                    relevance: row.get::<f32, _>(1).clamp(0.0, 1.0),
                 })
             })
             .collect()
@@ -688,18 +672,24 @@ impl RecordStore for PgRecordStore {
             .map_err(failed("reading the change log"))
     }
 
-    async fn changes_after(&self, position: i64, limit: usize) -> Result<Vec<ChangedRecord>> {
+    async fn changes_after(
+        &self,
+        position: i64,
+        limit: usize,
+        with_vectors: bool,
+    ) -> Result<Vec<ChangedRecord>> {
         let rows = sqlx::query(
             "SELECT c.position, c.tenant_id, c.memory_id, c.layer, c.scope_id, m.kind, m.tags, \
              v.vector, c.origin IS NOT DISTINCT FROM $3 FROM memory_changes c \
              LEFT JOIN memories m ON m.id = c.memory_id AND m.tenant_id = c.tenant_id \
-                 AND c.origin IS DISTINCT FROM $3 \
+                 AND c.origin IS DISTINCT FROM $3 AND $4 \
              LEFT JOIN memory_vectors v ON v.memory_seq = m.seq \
              WHERE c.position > $1 ORDER BY c.position LIMIT $2",
         )
         .bind(position)
         .bind(limit as i64)
         .bind(&self.origin)
+        .bind(with_vectors)
         .fetch_all(&self.db.pool)
         .await
         .map_err(failed("reading the change log"))?;
@@ -745,7 +735,7 @@ impl RecordStore for PgRecordStore {
 
 #[cfg(test)]
 mod tests {
-    use super::{idf, query_words, ts_query};
+    use super::{LengthNormalisation, bm25, query_words, ts_query};
 
     #[test]
     fn query_words_cannot_inject_tsquery_syntax() {
@@ -756,8 +746,16 @@ mod tests {
     }
 
     #[test]
-    fn rare_words_weigh_more() {
-        assert!(idf(1000, 1) > idf(1000, 100));
-        assert!(idf(1000, 1000) > 0.0);
+    fn the_sql_length_normalisation_is_bm25s_for_one_occurrence() {
+        let average = 12.5;
+        let length = LengthNormalisation::new(average);
+        for words in [1.0, 6.0, 12.5, 40.0] {
+            let sql = (bm25::K1 + 1.0) / (length.constant + length.per_word * words);
+            let expected = bm25::saturation(1.0, words / average);
+            assert!(
+                (sql - expected).abs() < 1e-12,
+                "{words} words: {sql} vs {expected}"
+            );
+        }
     }
 }
