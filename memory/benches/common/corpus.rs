@@ -66,6 +66,17 @@ pub fn new_memory(rng: &mut Rng, i: usize) -> NewMemory {
     }
 }
 
+/// The planner's statistics on PostgreSQL, as autovacuum would gather them after a bulk load
+/// or a migration that adds statistics (it may be off on a test server).
+async fn analyze(service: &MemoryService) {
+    if let aeterna_memory::storage::Database::Postgres(db) = service.database() {
+        sqlx::query("ANALYZE memories, memory_tags, memory_vectors")
+            .execute(&db.pool)
+            .await
+            .expect("analyze the corpus tables");
+    }
+}
+
 /// The cached corpus in its own data dir `name` (a data dir is locked by the process using
 /// it, so benches that may run at once use different names), generated on first use.
 pub async fn corpus(name: &str) -> MemoryService {
@@ -85,6 +96,7 @@ pub async fn corpus(name: &str) -> MemoryService {
         );
         // A PostgreSQL schema may have been dropped since (`scripts/test` drops test schemas).
         if service.stats().await.expect("corpus stats").vectors == CORPUS_SIZE as u64 {
+            analyze(&service).await;
             return service;
         }
     }
@@ -113,14 +125,7 @@ pub async fn corpus(name: &str) -> MemoryService {
             .expect("add a corpus batch");
     }
     service.flush().await.expect("flush the corpus");
-    // The planner's statistics, as autovacuum would gather them after a bulk load (it may be
-    // off on a test server).
-    if let aeterna_memory::storage::Database::Postgres(db) = service.database() {
-        sqlx::query("ANALYZE memories, memory_tags, memory_vectors")
-            .execute(&db.pool)
-            .await
-            .expect("analyze the corpus tables");
-    }
+    analyze(&service).await;
     println!(
         "generated {CORPUS_SIZE} memories in {:?} (bulk add_batch of 1000)",
         started.elapsed()

@@ -12,7 +12,9 @@
 //! died in between) is *drift*, and [`VectorStore::repair`] finds and fixes it — points
 //! missing or written from an older version of their record (digest or tags differ), and
 //! points whose record is gone. It runs at start and on an interval
-//! ([`QdrantConfig::repair_interval_secs`]); what it fixed is counted in `/metrics`.
+//! ([`QdrantConfig::repair_interval_secs`]); what it fixed is counted in `/metrics`. The same
+//! pass fills a collection created at start (a new deployment, or a new embedder's size):
+//! that is loading, not drift, and is not counted.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;

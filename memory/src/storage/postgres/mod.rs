@@ -38,9 +38,12 @@ pub struct PostgresConfig {
     /// Schema holding Aeterna's tables (`public`); created if missing. Lets several
     /// deployments (or test runs) share one database.
     pub schema: String,
-    /// A lexical search ranks at most this many matching records (5 000), so its work stays
+    /// A lexical search ranks at most this many matching records (2 000), so its work stays
     /// bounded however common its words: it uses the query's words rarest first while their
-    /// record counts add up to this, and leaves commoner ones to the vector search.
+    /// record counts add up to this, and leaves commoner ones to the vector search. Lower than
+    /// the embedded index's `lexical_max_postings` (5 000) because a match costs a heap visit
+    /// here (~3 µs; 100k records: search p95 39 → 28 ms), and words in more records than this
+    /// weigh little in BM25.
     pub lexical_max_rows: usize,
 }
 
@@ -51,7 +54,7 @@ impl Default for PostgresConfig {
             acquire_timeout_ms: 5_000,
             statement_timeout_ms: 10_000,
             schema: "public".into(),
-            lexical_max_rows: 5_000,
+            lexical_max_rows: 2_000,
         }
     }
 }
