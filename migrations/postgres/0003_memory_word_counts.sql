@@ -5,6 +5,10 @@
 -- Every write already holds the change-log lock (`PgRecordStore::begin_write`), so the counter
 -- rows are updated in one order and never deadlock.
 
+-- Writers of older instances wait until the counters and their trigger exist, so no record is
+-- written between the count below and the trigger.
+LOCK TABLE memories IN SHARE ROW EXCLUSIVE MODE;
+
 CREATE TABLE memory_tenant_counts (
     tenant_id TEXT   PRIMARY KEY,
     records   BIGINT NOT NULL,
