@@ -16,6 +16,19 @@ fn answer() -> Reply {
     }
 }
 
+/// `roles` has counted acme's 800 analyze tokens of its 900 a day, and refuses the next call.
+async fn refuses_acme_at_800_of_900(roles: &LlmRoles) {
+    let exhausted = ask(analyze_chain(roles), "acme")
+        .await
+        .expect_err("over the cap");
+    assert_eq!(exhausted.skipped[0].kind, ErrorKind::BudgetExhausted);
+    assert!(
+        exhausted.skipped[0].reason.contains("800 of its 900"),
+        "{exhausted}"
+    );
+    assert_eq!(roles.ledger().used("acme", Role::Analyze), (800, 800));
+}
+
 fn metrics_text(roles: &LlmRoles) -> String {
     let mut registry = Registry::with_prefix("aeterna");
     roles.register_metrics(&mut registry);
@@ -103,15 +116,7 @@ async fn usage_is_kept_across_restarts() {
 
     // A new process reads today's 800 tokens back before its first call.
     let second = LlmRoles::start(config, Some(db.clone())).unwrap();
-    let exhausted = ask(analyze_chain(&second), "acme")
-        .await
-        .expect_err("over the cap");
-    assert_eq!(exhausted.skipped[0].kind, ErrorKind::BudgetExhausted);
-    assert!(
-        exhausted.skipped[0].reason.contains("800 of its 900"),
-        "{exhausted}"
-    );
-    assert_eq!(second.ledger().used("acme", Role::Analyze), (800, 800));
+    refuses_acme_at_800_of_900(&second).await;
     ask(analyze_chain(&second), "beta")
         .await
         .expect("beta has its own budget");
@@ -163,15 +168,7 @@ async fn instances_on_one_database_count_each_others_usage() {
     second.ledger().flush().await.unwrap();
     // Alone, the second instance would see its own 400 and allow another call.
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
-    let exhausted = ask(analyze_chain(&second), "acme")
-        .await
-        .expect_err("over the shared cap");
-    assert_eq!(exhausted.skipped[0].kind, ErrorKind::BudgetExhausted);
-    assert!(
-        exhausted.skipped[0].reason.contains("800 of its 900"),
-        "{exhausted}"
-    );
-    assert_eq!(second.ledger().used("acme", Role::Analyze), (800, 800));
+    refuses_acme_at_800_of_900(&second).await;
     first.shutdown().await;
     second.shutdown().await;
 }
