@@ -15,7 +15,7 @@
 //! exceeds its own strength. Every candidate gets an exact cosine, including those only the
 //! lexical retriever found.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use uuid::Uuid;
 
@@ -59,7 +59,8 @@ pub(crate) fn fuse(
     lexical: &[LexicalHit],
     config: &RetrievalConfig,
 ) -> Vec<Candidate> {
-    let mut candidates: HashMap<Uuid, Candidate> = HashMap::new();
+    let mut candidates: HashMap<Uuid, Candidate> =
+        HashMap::with_capacity(vector.len() + lexical.len());
     let rrf = |rank: usize| 1.0 / (config.rrf_k + rank as f32 + 1.0);
     let blank = |id| Candidate {
         id,

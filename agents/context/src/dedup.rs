@@ -11,7 +11,7 @@
 //! * it costs no embedding call per assembly (a remote embedder would put network latency in
 //!   every `context_assemble`), and search results do not carry their stored vectors.
 
-use std::collections::HashSet;
+use foldhash::HashSet;
 
 use crate::text::shingles;
 

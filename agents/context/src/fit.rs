@@ -18,7 +18,7 @@
 //! counted per piece with the BPE; the final Markdown is counted again and the lowest-priority
 //! piece dropped until it fits, so `total_tokens <= token_budget` holds exactly.
 
-use std::collections::HashSet;
+use foldhash::{HashSet, HashSetExt};
 
 use aeterna_memory::{Layer, Timestamp};
 

@@ -1,6 +1,7 @@
 //! Text primitives shared by summarisation and deduplication: words, sentences and shingles.
 
-use std::hash::{Hash, Hasher};
+use std::hash::BuildHasher;
+use std::sync::LazyLock;
 
 /// Lower-cased alphanumeric words (Unicode-aware); `_` joins words as in identifiers.
 pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
@@ -91,10 +92,11 @@ pub fn shingles(text: &str) -> Vec<u64> {
 /// Words per shingle.
 pub const SHINGLE_WORDS: usize = 3;
 
+/// One hasher for every shingle of the process, so shingles of different texts compare;
+/// randomly seeded, so nobody outside can aim texts at each other's shingles.
 fn hash_words(words: &[String]) -> u64 {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    words.hash(&mut hasher);
-    hasher.finish()
+    static SHINGLE_HASHER: LazyLock<foldhash::fast::RandomState> = LazyLock::new(Default::default);
+    SHINGLE_HASHER.hash_one(words)
 }
 
 #[cfg(test)]

@@ -22,8 +22,8 @@
 //! Terms are the lowercase alphanumeric words of [`crate::text::words`] with diacritics removed
 //! (`café` matches `cafe`), for content and queries alike.
 
+use foldhash::{HashMap, HashMapExt};
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::RwLock;

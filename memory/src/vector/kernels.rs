@@ -2,11 +2,13 @@
 //!
 //! The whole scan loop runs inside one function compiled for the CPU's vector extensions
 //! (chosen once per process): AVX-512 VNNI, else AVX2 + FMA, else portable Rust. Int8 rows
-//! are stored offset by 128 as `u8`, the operand order VNNI's `vpdpbusd` wants; the query stays
-//! `i8`, and `Σ (c + 128)·q = Σ c·q + 128·Σ q` recovers the signed product.
+//! are stored offset by 128 as `u8`, the unsigned × signed operand order of VNNI's `vpdpbusd`
+//! and AVX2's `vpmaddubsw`; the query stays `i8`, and `Σ (c + 128)·q = Σ c·q + 128·Σ q`
+//! recovers the signed product.
 
 use std::sync::OnceLock;
 
+use super::quant::quantize_into;
 use super::topk::TopK;
 
 /// Which rows a scan scores; `None` scores them all.
@@ -41,6 +43,19 @@ fn level() -> Level {
     })
 }
 
+impl Level {
+    /// The largest query code this level's int8 kernel takes. AVX2's `vpmaddubsw` adds two
+    /// u8 × i8 products into a saturating i16, so the query keeps 7 bits there (2·255·63 fits);
+    /// the query's scale is the same for every row, so this only coarsens the pre-scan, which
+    /// the f32 rescoring corrects.
+    fn max_query_code(self) -> i8 {
+        match self {
+            Level::Avx2 => 63,
+            Level::Portable | Level::Avx512Vnni => 127,
+        }
+    }
+}
+
 /// A query quantised for the int8 scan.
 pub(crate) struct QueryCodes {
     pub codes: Vec<i8>,
@@ -49,7 +64,14 @@ pub(crate) struct QueryCodes {
 }
 
 impl QueryCodes {
-    pub fn new(codes: Vec<i8>) -> Self {
+    /// `query` quantised for this CPU's int8 kernel.
+    pub fn quantize(query: &[f32]) -> Self {
+        let mut codes = vec![0i8; query.len()];
+        quantize_into(query, &mut codes, level().max_query_code());
+        QueryCodes::new(codes)
+    }
+
+    fn new(codes: Vec<i8>) -> Self {
         let sum: i32 = codes.iter().map(|&c| c as i32).sum();
         QueryCodes {
             codes,
@@ -240,24 +262,24 @@ mod x86 {
         );
     }
 
-    /// Signed codes recovered by flipping the top bit; `maddubs` multiplies |c| by q·sign(c)
-    /// into saturating i16 pairs, and 2·127·127 fits because codes are never −128.
+    /// `vpmaddubsw` multiplies 32 unsigned offset codes by signed query codes into 16 i16
+    /// pair sums, which never saturate because AVX2 queries stay within ±63
+    /// (`Level::max_query_code`); `vpmaddwd` widens them into 8 i32 lanes.
     #[target_feature(enable = "avx2")]
     #[inline]
     fn dot_u8_avx2(query: &QueryCodes, row: &[u8]) -> i32 {
         let n = query.codes.len().min(row.len());
         let (pq, pr) = (query.codes.as_ptr(), row.as_ptr());
         let ones = _mm256_set1_epi16(1);
-        let flip = _mm256_set1_epi8(-128);
         let mut acc = [_mm256_setzero_si256(); 2];
         let mut i = 0;
         // SAFETY: every load reads 32 bytes at offsets below `n`, within both slices.
         unsafe {
             while i + 32 <= n {
-                let c = _mm256_xor_si256(_mm256_loadu_si256(pr.add(i).cast()), flip);
+                let r = _mm256_loadu_si256(pr.add(i).cast());
                 let q = _mm256_loadu_si256(pq.add(i).cast());
-                let pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(c, c), _mm256_sign_epi8(q, c));
                 let lane = (i / 32) & 1;
+                let pairs = _mm256_maddubs_epi16(r, q);
                 acc[lane] = _mm256_add_epi32(acc[lane], _mm256_madd_epi16(pairs, ones));
                 i += 32;
             }
@@ -271,9 +293,9 @@ mod x86 {
         let total = _mm_add_epi32(quarter, _mm_shuffle_epi32(quarter, 0b10_11_00_01));
         let mut result = _mm_cvtsi128_si32(total);
         for (&q, &r) in query.codes[i..n].iter().zip(&row[i..n]) {
-            result += q as i32 * (r as i32 - 128);
+            result += q as i32 * r as i32;
         }
-        result
+        result - query.offset_correction
     }
 
     #[target_feature(enable = "avx2")]
@@ -337,18 +359,24 @@ mod x86 {
         );
     }
 
+    /// Every int8 kernel this CPU can run, with the largest query code each takes.
     #[cfg(test)]
-    pub fn dot_u8_all(query: &QueryCodes, row: &[u8]) -> Vec<i32> {
-        let mut results = vec![super::portable::dot_u8(query, row)];
+    pub fn dot_u8_kernels() -> Vec<(i8, fn(&QueryCodes, &[u8]) -> i32)> {
+        let mut kernels: Vec<(i8, fn(&QueryCodes, &[u8]) -> i32)> =
+            vec![(127, super::portable::dot_u8)];
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: detected just above.
-            results.push(unsafe { dot_u8_avx2(query, row) });
+            kernels.push((Level::Avx2.max_query_code(), |q, r| unsafe {
+                dot_u8_avx2(q, r)
+            }));
         }
         if level() == Level::Avx512Vnni {
             // SAFETY: detected by `level`.
-            results.push(unsafe { dot_u8_vnni(query, row) });
+            kernels.push((Level::Avx512Vnni.max_query_code(), |q, r| unsafe {
+                dot_u8_vnni(q, r)
+            }));
         }
-        results
+        kernels
     }
 }
 
@@ -383,44 +411,45 @@ mod tests {
                 "f32 len {len}"
             );
 
-            let query = QueryCodes::new(a.iter().map(|x| (x * 127.0).round() as i8).collect());
             let row: Vec<u8> = b
                 .iter()
                 .map(|x| ((x * 127.0).round() as i32 + 128) as u8)
                 .collect();
-            let exact: i32 = query
-                .codes
-                .iter()
-                .zip(&row)
-                .map(|(q, r)| *q as i32 * (*r as i32 - 128))
-                .sum();
-            #[cfg(target_arch = "x86_64")]
-            for (kernel, result) in x86::dot_u8_all(&query, &row).into_iter().enumerate() {
-                assert_eq!(result, exact, "int8 kernel {kernel}, len {len}");
+            for (max_code, kernel) in int8_kernels() {
+                let mut codes = vec![0i8; len];
+                quantize_into(&a, &mut codes, max_code);
+                let query = QueryCodes::new(codes);
+                let exact: i32 = query
+                    .codes
+                    .iter()
+                    .zip(&row)
+                    .map(|(q, r)| *q as i32 * (*r as i32 - 128))
+                    .sum();
+                assert_eq!(kernel(&query, &row), exact, "±{max_code} kernel, len {len}");
             }
-            assert_eq!(portable::dot_u8(&query, &row), exact);
         }
+    }
+
+    /// The int8 kernels this CPU runs, with the largest query code each takes.
+    fn int8_kernels() -> Vec<(i8, fn(&QueryCodes, &[u8]) -> i32)> {
+        #[cfg(target_arch = "x86_64")]
+        return x86::dot_u8_kernels();
+        #[cfg(not(target_arch = "x86_64"))]
+        return vec![(127, portable::dot_u8)];
     }
 
     #[test]
     fn int8_extremes_do_not_saturate() {
-        let query = QueryCodes::new(vec![127i8; 64]);
         let low = vec![1u8; 64]; // code −127
         let high = vec![255u8; 64]; // code 127
-        #[cfg(target_arch = "x86_64")]
-        {
-            assert!(
-                x86::dot_u8_all(&query, &low)
-                    .iter()
-                    .all(|&d| d == -127 * 127 * 64)
-            );
-            assert!(
-                x86::dot_u8_all(&query, &high)
-                    .iter()
-                    .all(|&d| d == 127 * 127 * 64)
-            );
+        for (max_code, kernel) in int8_kernels() {
+            let max = i32::from(max_code);
+            for sign in [1, -1] {
+                let query = QueryCodes::new(vec![(sign * max) as i8; 64]);
+                assert_eq!(kernel(&query, &low), -sign * 127 * max * 64, "±{max_code}");
+                assert_eq!(kernel(&query, &high), sign * 127 * max * 64, "±{max_code}");
+            }
         }
-        assert_eq!(portable::dot_u8(&query, &low), -127 * 127 * 64);
     }
 
     #[test]

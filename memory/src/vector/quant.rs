@@ -5,16 +5,18 @@
 //! choose candidates, and the candidates are rescored with the f32 vectors. Stored rows keep
 //! `code + 128` as `u8` (see [`super::kernels`]).
 
-/// Quantises `vector` into `codes` (same length) and returns its scale.
-pub(crate) fn quantize_into(vector: &[f32], codes: &mut [i8]) -> f32 {
+/// Quantises `vector` into `codes` (same length) within `-max_code..=max_code` (at most 127)
+/// and returns its scale.
+pub(crate) fn quantize_into(vector: &[f32], codes: &mut [i8], max_code: i8) -> f32 {
     let max = vector.iter().fold(0.0f32, |max, x| max.max(x.abs()));
     if max == 0.0 {
         codes.fill(0);
         return 0.0;
     }
-    let scale = max / 127.0;
+    let limit = f32::from(max_code.clamp(1, 127));
+    let scale = max / limit;
     for (code, x) in codes.iter_mut().zip(vector) {
-        *code = (x / scale).round().clamp(-127.0, 127.0) as i8;
+        *code = (x / scale).round().clamp(-limit, limit) as i8;
     }
     scale
 }
@@ -84,12 +86,15 @@ mod tests {
     fn codes_stay_within_127_and_reconstruct_closely() {
         let vector = [0.5f32, -0.5, 0.25, -0.7, 0.0];
         let mut codes = [0i8; 5];
-        let scale = quantize_into(&vector, &mut codes);
-        assert_eq!(codes[3], -127);
-        for (code, x) in codes.iter().zip(vector) {
-            assert!((*code as f32 * scale - x).abs() <= scale / 2.0 + 1e-6);
+        for max_code in [127, 63] {
+            let scale = quantize_into(&vector, &mut codes, max_code);
+            assert_eq!(codes[3], -max_code);
+            assert!(codes.iter().all(|code| code.abs() <= max_code));
+            for (code, x) in codes.iter().zip(vector) {
+                assert!((*code as f32 * scale - x).abs() <= scale / 2.0 + 1e-6);
+            }
         }
-        assert_eq!(quantize_into(&[0.0; 5], &mut codes), 0.0);
+        assert_eq!(quantize_into(&[0.0; 5], &mut codes, 127), 0.0);
         assert_eq!(codes, [0; 5]);
     }
 

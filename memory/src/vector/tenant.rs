@@ -6,12 +6,12 @@
 //! scopes it may see, as contiguous memory; the common filter (by scope) costs nothing per row,
 //! and a scan never strides over rows it will not score.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use uuid::Uuid;
 
 use super::kernels::{self, QueryCodes};
-use super::quant::{Quantized, quantize_into};
+use super::quant::Quantized;
 use super::topk::TopK;
 use super::{VectorEntry, VectorHit, VectorIndexConfig};
 use crate::intern::Interner;
@@ -268,9 +268,7 @@ impl TenantVectors {
         let segments = self.segments_for(filter);
         let best = if self.quantized {
             let candidates = (k * config.rescore_factor).max(config.rescore_min);
-            let mut codes = vec![0i8; self.dims];
-            quantize_into(query, &mut codes);
-            let query_codes = QueryCodes::new(codes);
+            let query_codes = QueryCodes::quantize(query);
             let mut approximate = TopK::new(candidates);
             for &index in &segments {
                 let segment = &self.segments[index];
