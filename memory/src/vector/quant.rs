@@ -8,29 +8,30 @@
 /// Quantises `vector` into `codes` (same length) within `-max_code..=max_code` (at most 127)
 /// and returns its scale.
 pub(crate) fn quantize_into(vector: &[f32], codes: &mut [i8], max_code: i8) -> f32 {
+    quantize_with(vector, codes, max_code, |code| code as i8)
+}
+
+/// Quantises `vector` into offset codes `code + 128` and returns its scale.
+fn quantize_offset_into(vector: &[f32], codes: &mut [u8]) -> f32 {
+    quantize_with(vector, codes, 127, |code| (code as i16 + 128) as u8)
+}
+
+/// Symmetric quantisation within `±max_code`, each code stored through `store`.
+fn quantize_with<T>(
+    vector: &[f32],
+    codes: &mut [T],
+    max_code: i8,
+    store: impl Fn(f32) -> T,
+) -> f32 {
     let max = vector.iter().fold(0.0f32, |max, x| max.max(x.abs()));
     if max == 0.0 {
-        codes.fill(0);
+        codes.iter_mut().for_each(|code| *code = store(0.0));
         return 0.0;
     }
     let limit = f32::from(max_code.clamp(1, 127));
     let scale = max / limit;
     for (code, x) in codes.iter_mut().zip(vector) {
-        *code = (x / scale).round().clamp(-limit, limit) as i8;
-    }
-    scale
-}
-
-/// Quantises `vector` into offset codes `code + 128` and returns its scale.
-fn quantize_offset_into(vector: &[f32], codes: &mut [u8]) -> f32 {
-    let max = vector.iter().fold(0.0f32, |max, x| max.max(x.abs()));
-    if max == 0.0 {
-        codes.fill(128);
-        return 0.0;
-    }
-    let scale = max / 127.0;
-    for (code, x) in codes.iter_mut().zip(vector) {
-        *code = ((x / scale).round().clamp(-127.0, 127.0) as i16 + 128) as u8;
+        *code = store((x / scale).round().clamp(-limit, limit));
     }
     scale
 }
@@ -83,7 +84,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn codes_stay_within_127_and_reconstruct_closely() {
+    fn codes_stay_within_their_limit_and_reconstruct_closely() {
         let vector = [0.5f32, -0.5, 0.25, -0.7, 0.0];
         let mut codes = [0i8; 5];
         for max_code in [127, 63] {
