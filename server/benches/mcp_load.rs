@@ -360,10 +360,10 @@ async fn run_level(
                 }
                 let (tool, arguments) = operation(offset + n, only.as_deref());
                 let sent = Instant::now();
-                if let Err(error) = session.call(n, tool, arguments).await {
-                    if errors.fetch_add(1, Ordering::Relaxed) < 3 {
-                        eprintln!("error: {error:#}");
-                    }
+                if let Err(error) = session.call(n, tool, arguments).await
+                    && errors.fetch_add(1, Ordering::Relaxed) < 3
+                {
+                    eprintln!("error: {error:#}");
                 }
                 latencies.push(sent.elapsed());
             }

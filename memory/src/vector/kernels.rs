@@ -56,6 +56,10 @@ impl Level {
     }
 }
 
+/// An int8 dot product: offset row codes against query codes.
+#[cfg(test)]
+type DotU8 = fn(&QueryCodes, &[u8]) -> i32;
+
 /// A query quantised for the int8 scan.
 pub(crate) struct QueryCodes {
     pub codes: Vec<i8>,
@@ -262,29 +266,48 @@ mod x86 {
         );
     }
 
-    /// `vpmaddubsw` multiplies 32 unsigned offset codes by signed query codes into 16 i16
-    /// pair sums, which never saturate because AVX2 queries stay within ±63
-    /// (`Level::max_query_code`); `vpmaddwd` widens them into 8 i32 lanes.
+    /// 32 offset codes times 32 query codes: `vpmaddubsw` into 16 i16 pair sums, which never
+    /// saturate because AVX2 queries stay within ±63 (`Level::max_query_code`), then
+    /// `vpmaddwd` widens them into 8 i32 lanes.
+    ///
+    /// # Safety
+    /// Both pointers must be valid for reading 32 bytes.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn products_avx2(row: *const u8, query: *const i8) -> __m256i {
+        // SAFETY: the caller's promise.
+        let (r, q) = unsafe {
+            (
+                _mm256_loadu_si256(row.cast()),
+                _mm256_loadu_si256(query.cast()),
+            )
+        };
+        _mm256_madd_epi16(_mm256_maddubs_epi16(r, q), _mm256_set1_epi16(1))
+    }
+
+    /// The int8 dot product on AVX2. Its two accumulators are named variables, not an array
+    /// indexed by the step: such an array lived on the stack, and every step paid a store and
+    /// a reload.
     #[target_feature(enable = "avx2")]
     #[inline]
     fn dot_u8_avx2(query: &QueryCodes, row: &[u8]) -> i32 {
         let n = query.codes.len().min(row.len());
         let (pq, pr) = (query.codes.as_ptr(), row.as_ptr());
-        let ones = _mm256_set1_epi16(1);
-        let mut acc = [_mm256_setzero_si256(); 2];
+        let (mut even, mut odd) = (_mm256_setzero_si256(), _mm256_setzero_si256());
         let mut i = 0;
-        // SAFETY: every load reads 32 bytes at offsets below `n`, within both slices.
+        // SAFETY: every step reads 32 bytes at offsets below `n`, within both slices.
         unsafe {
-            while i + 32 <= n {
-                let r = _mm256_loadu_si256(pr.add(i).cast());
-                let q = _mm256_loadu_si256(pq.add(i).cast());
-                let lane = (i / 32) & 1;
-                let pairs = _mm256_maddubs_epi16(r, q);
-                acc[lane] = _mm256_add_epi32(acc[lane], _mm256_madd_epi16(pairs, ones));
+            while i + 64 <= n {
+                even = _mm256_add_epi32(even, products_avx2(pr.add(i), pq.add(i)));
+                odd = _mm256_add_epi32(odd, products_avx2(pr.add(i + 32), pq.add(i + 32)));
+                i += 64;
+            }
+            if i + 32 <= n {
+                even = _mm256_add_epi32(even, products_avx2(pr.add(i), pq.add(i)));
                 i += 32;
             }
         }
-        let acc = _mm256_add_epi32(acc[0], acc[1]);
+        let acc = _mm256_add_epi32(even, odd);
         let half = _mm_add_epi32(
             _mm256_castsi256_si128(acc),
             _mm256_extracti128_si256(acc, 1),
@@ -322,19 +345,23 @@ mod x86 {
     fn dot_u8_vnni(query: &QueryCodes, row: &[u8]) -> i32 {
         let n = query.codes.len().min(row.len());
         let (pq, pr) = (query.codes.as_ptr(), row.as_ptr());
-        let mut acc = [_mm512_setzero_si512(); 2];
+        let (mut even, mut odd) = (_mm512_setzero_si512(), _mm512_setzero_si512());
         let mut i = 0;
         // SAFETY: every load reads 64 bytes at offsets below `n`, within both slices.
         unsafe {
-            while i + 64 <= n {
-                let r = _mm512_loadu_si512(pr.add(i).cast());
-                let q = _mm512_loadu_si512(pq.add(i).cast());
-                let lane = (i / 64) & 1;
-                acc[lane] = _mm512_dpbusd_epi32(acc[lane], r, q);
+            let load = |at: usize| _mm512_loadu_si512(pr.add(at).cast());
+            let query = |at: usize| _mm512_loadu_si512(pq.add(at).cast());
+            while i + 128 <= n {
+                even = _mm512_dpbusd_epi32(even, load(i), query(i));
+                odd = _mm512_dpbusd_epi32(odd, load(i + 64), query(i + 64));
+                i += 128;
+            }
+            if i + 64 <= n {
+                even = _mm512_dpbusd_epi32(even, load(i), query(i));
                 i += 64;
             }
         }
-        let mut result = _mm512_reduce_add_epi32(_mm512_add_epi32(acc[0], acc[1]));
+        let mut result = _mm512_reduce_add_epi32(_mm512_add_epi32(even, odd));
         for (&q, &r) in query.codes[i..n].iter().zip(&row[i..n]) {
             result += q as i32 * r as i32;
         }
@@ -361,9 +388,8 @@ mod x86 {
 
     /// Every int8 kernel this CPU can run, with the largest query code each takes.
     #[cfg(test)]
-    pub fn dot_u8_kernels() -> Vec<(i8, fn(&QueryCodes, &[u8]) -> i32)> {
-        let mut kernels: Vec<(i8, fn(&QueryCodes, &[u8]) -> i32)> =
-            vec![(127, super::portable::dot_u8)];
+    pub fn dot_u8_kernels() -> Vec<(i8, DotU8)> {
+        let mut kernels: Vec<(i8, DotU8)> = vec![(127, super::portable::dot_u8)];
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: detected just above.
             kernels.push((Level::Avx2.max_query_code(), |q, r| unsafe {
@@ -431,7 +457,7 @@ mod tests {
     }
 
     /// The int8 kernels this CPU runs, with the largest query code each takes.
-    fn int8_kernels() -> Vec<(i8, fn(&QueryCodes, &[u8]) -> i32)> {
+    fn int8_kernels() -> Vec<(i8, DotU8)> {
         #[cfg(target_arch = "x86_64")]
         return x86::dot_u8_kernels();
         #[cfg(not(target_arch = "x86_64"))]
