@@ -349,15 +349,15 @@ mod x86 {
         let mut i = 0;
         // SAFETY: every load reads 64 bytes at offsets below `n`, within both slices.
         unsafe {
-            let load = |at: usize| _mm512_loadu_si512(pr.add(at).cast());
-            let query = |at: usize| _mm512_loadu_si512(pq.add(at).cast());
+            let row_at = |at: usize| _mm512_loadu_si512(pr.add(at).cast());
+            let query_at = |at: usize| _mm512_loadu_si512(pq.add(at).cast());
             while i + 128 <= n {
-                even = _mm512_dpbusd_epi32(even, load(i), query(i));
-                odd = _mm512_dpbusd_epi32(odd, load(i + 64), query(i + 64));
+                even = _mm512_dpbusd_epi32(even, row_at(i), query_at(i));
+                odd = _mm512_dpbusd_epi32(odd, row_at(i + 64), query_at(i + 64));
                 i += 128;
             }
             if i + 64 <= n {
-                even = _mm512_dpbusd_epi32(even, load(i), query(i));
+                even = _mm512_dpbusd_epi32(even, row_at(i), query_at(i));
                 i += 64;
             }
         }
