@@ -23,8 +23,14 @@ async fn hostile(mode: &str, extra: &str, config: HostConfig) -> (ExtensionHost,
     (host, dir)
 }
 
+/// One plain-text run of `hostile` in `mode`. These tests count records and classify faults,
+/// so the deadline is far away: a million host calls of an unoptimised test build on a busy
+/// machine can take longer than `test_config`'s 2 s, which turned a chatty guest's `Ok` into
+/// a timeout.
 async fn plain_text(mode: &str) -> RunOutput<String> {
-    let (host, _dir) = hostile(mode, "", test_config()).await;
+    let mut config = test_config();
+    config.limits.timeout_ms = 60_000;
+    let (host, _dir) = hostile(mode, "", config).await;
     host.run_plain_text(&ctx(), "in".into()).await.unwrap()
 }
 
