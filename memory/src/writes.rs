@@ -5,8 +5,10 @@
 //! lock; whoever holds it commits everything queued so far in one transaction (leader-based
 //! group commit) and hands each waiting add its own outcome. Concurrent clients thus share
 //! transactions — one commit and one FTS segment for many adds — while a lone client pays no
-//! extra wait. A queued add always gets committed: each adder takes the lock after queueing,
-//! so the queue is drained at the latest by its own turn.
+//! extra wait. A queued add always gets committed: each adder waits, after queueing, for its
+//! answer or the lock, whichever comes first, so the queue is drained at the latest by its own
+//! turn; an add answered by another's group leaves the lock's queue at once, so later adds do
+//! not wait behind a wake-up of every task whose add is already done.
 //!
 //! The record store commits first; the vector store is updated after. When that second step
 //! fails the write still stands (the record store holds its vector): the vector store has
@@ -95,19 +97,31 @@ impl Writes {
         vectors: &dyn VectorStore,
         new: Vec<NewRecord>,
     ) -> Result<Vec<Inserted>> {
-        let (reply, outcome) = oneshot::channel();
+        let (reply, mut outcome) = oneshot::channel();
         self.pending.lock().push(PendingInsert {
             records: new,
             reply,
         });
-        {
-            let _turn = self.lock.lock().await;
-            let group = self.take_group();
-            if !group.is_empty() {
-                self.commit(records, vectors, group).await;
+        // An add another writer took into its group is answered without waiting for a turn
+        // of its own: queueing for the lock only to find nothing left to commit would hold
+        // every later add behind one task wake-up per earlier add.
+        let answered = tokio::select! {
+            biased;
+            answer = &mut outcome => Some(answer),
+            turn = self.lock.lock() => {
+                let group = self.take_group();
+                if !group.is_empty() {
+                    self.commit(records, vectors, group).await;
+                }
+                drop(turn);
+                None
             }
-        }
-        outcome.await.map_err(|_| {
+        };
+        let answer = match answered {
+            Some(answer) => answer,
+            None => outcome.await,
+        };
+        answer.map_err(|_| {
             MemoryError::storage(
                 "committing memories",
                 anyhow::anyhow!("the write was abandoned"),
