@@ -6,6 +6,7 @@
 //! in-memory vector index follows the others' writes through `memory_changes`
 //! (see [`PgRecordStore`]).
 
+mod nodelay;
 mod records;
 
 pub use records::PgRecordStore;
@@ -119,9 +120,11 @@ impl PgDatabase {
                 format!("{}ms", config.statement_timeout_ms),
             ),
         ]);
+        let server_port = options.get_port();
         let pool = PgPoolOptions::new()
             .max_connections(config.max_connections.max(1))
             .acquire_timeout(acquire_timeout)
+            .after_connect(move |conn, _| Box::pin(nodelay::disable_nagle(conn, server_port)))
             .connect_with(options)
             .await
             .map_err(|error| MemoryError::storage(context("connecting to"), error))?;
@@ -129,6 +132,24 @@ impl PgDatabase {
             .run(&pool)
             .await
             .map_err(|error| MemoryError::storage(context("applying migrations to"), error))?;
+        warn_without_autovacuum(&pool).await;
         Ok(PgDatabase { pool })
+    }
+}
+
+/// The lookups of every write (a scope's content hash, a word's counters) are planned from the
+/// tables' statistics; without them PostgreSQL may scan a whole scope for each add. Autovacuum
+/// gathers them as the tables grow: say so when it is off.
+async fn warn_without_autovacuum(pool: &PgPool) {
+    let setting: std::result::Result<String, _> =
+        sqlx::query_scalar("SELECT current_setting('autovacuum')")
+            .fetch_one(pool)
+            .await;
+    if matches!(setting.as_deref(), Ok("off")) {
+        tracing::warn!(
+            "PostgreSQL runs with autovacuum = off: the planner has no fresh statistics on \
+             Aeterna's tables, and writes and searches slow down as they grow; turn it on, or \
+             run ANALYZE on the schema's tables after loading data"
+        );
     }
 }
