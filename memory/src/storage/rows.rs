@@ -116,6 +116,15 @@ pub(crate) fn blob_to_vector(blob: &[u8]) -> Result<Vec<f32>> {
         .collect())
 }
 
+/// An insert that conflicted on content, yet whose duplicate was not found in the same
+/// transaction: a bug or a concurrent change the unique index should have prevented.
+pub(crate) fn conflict_without_duplicate() -> MemoryError {
+    MemoryError::storage(
+        "inserting a memory",
+        anyhow::anyhow!("the insert conflicted, yet no duplicate content was found"),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,8 +11,8 @@ use crate::error::{MemoryError, Result};
 use crate::model::{MemoryFilter, MemoryRecord, Scope, now_millis};
 use crate::storage::filter::{list_statement, push_filter, update_statement};
 use crate::storage::rows::{
-    RECORD_COLUMNS, blob_to_vector, list_page, parse_id, parse_layer, parse_tags, record,
-    vector_to_blob,
+    RECORD_COLUMNS, blob_to_vector, conflict_without_duplicate, list_page, parse_id, parse_layer,
+    parse_tags, record, vector_to_blob,
 };
 use crate::storage::{
     ChangedRecord, Inserted, LexicalHit, ListPage, ListQuery, NewRecord, RecordChange,
@@ -24,9 +24,10 @@ fn failed(context: &'static str) -> impl FnOnce(sqlx::Error) -> MemoryError {
     move |error| MemoryError::storage(context, error)
 }
 
-/// The transaction-scoped advisory lock every write takes before appending to
-/// `memory_changes`: positions are then assigned and committed in one order, so a reader that
-/// has seen position P has seen every change before it.
+/// The transaction-scoped advisory lock every write takes just before appending to
+/// `memory_changes`, and holds to commit: positions are then assigned and committed in one
+/// order, so a reader that has seen position P has seen every change before it. Taken last,
+/// so the writes of several instances run side by side up to there (migration 0005).
 const CHANGE_LOG_LOCK: i64 = 0x6165_7465_726e_6101; // "aeterna" 1
 
 /// Records of every tenant in PostgreSQL.
@@ -48,45 +49,54 @@ impl PgRecordStore {
         }
     }
 
-    /// Starts a write: a transaction holding the change-log lock.
+    /// Starts a write; it ends with [`log_changes`](Self::log_changes) and a commit.
     async fn begin_write(&self) -> Result<Tx> {
-        let mut tx = self
-            .db
+        self.db
             .pool
             .begin()
             .await
-            .map_err(failed("starting a write"))?;
-        sqlx::query("SELECT pg_advisory_xact_lock($1)")
-            .bind(CHANGE_LOG_LOCK)
-            .execute(&mut *tx)
-            .await
-            .map_err(failed("starting a write"))?;
-        Ok(tx)
+            .map_err(failed("starting a write"))
     }
 
-    async fn log_change(&self, conn: &mut PgConnection, record: &MemoryRecord) -> Result<()> {
+    /// Appends the changes of `records` to the log: the last step of a write, under the
+    /// change-log lock, which the commit right after releases.
+    async fn log_changes(&self, tx: &mut Tx, records: &[&MemoryRecord]) -> Result<()> {
+        if records.is_empty() {
+            return Ok(());
+        }
+        sqlx::query("SELECT pg_advisory_xact_lock($1)")
+            .bind(CHANGE_LOG_LOCK)
+            .execute(&mut **tx)
+            .await
+            .map_err(failed("recording a change"))?;
+        let column = |field: fn(&MemoryRecord) -> String| -> Vec<String> {
+            records.iter().map(|record| field(record)).collect()
+        };
         sqlx::query(
             "INSERT INTO memory_changes (tenant_id, memory_id, layer, scope_id, at, origin) \
-             VALUES ($1, $2, $3, $4, $5, $6)",
+             SELECT tenant_id, memory_id, layer, scope_id, $5, $6 \
+             FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::TEXT[]) \
+                 AS c (tenant_id, memory_id, layer, scope_id)",
         )
-        .bind(&record.tenant_id)
-        .bind(record.id.to_string())
-        .bind(record.layer.as_str())
-        .bind(&record.scope_id)
+        .bind(column(|record| record.tenant_id.clone()))
+        .bind(column(|record| record.id.to_string()))
+        .bind(column(|record| record.layer.as_str().to_owned()))
+        .bind(column(|record| record.scope_id.clone()))
         .bind(now_millis())
         .bind(&self.origin)
-        .execute(conn)
+        .execute(&mut **tx)
         .await
         .map_err(failed("recording a change"))?;
         Ok(())
     }
 
     async fn word_statistics(&self, tenant_id: &str, words: &[String]) -> Result<WordStatistics> {
-        // The tenant's row is the one without a word.
+        // The tenant's row is the one without a word; every count is a sum over the shards.
         let rows = sqlx::query(
-            "SELECT NULL::TEXT, records, words FROM memory_tenant_counts WHERE tenant_id = $1 \
-             UNION ALL SELECT word, documents, 0 FROM memory_word_counts \
-             WHERE tenant_id = $1 AND word = ANY($2)",
+            "SELECT NULL::TEXT, COALESCE(sum(records), 0)::BIGINT, COALESCE(sum(words), 0)::BIGINT \
+             FROM memory_tenant_counts WHERE tenant_id = $1 \
+             UNION ALL SELECT word, sum(documents)::BIGINT, 0 FROM memory_word_counts \
+             WHERE tenant_id = $1 AND word = ANY($2) GROUP BY word",
         )
         .bind(tenant_id)
         .bind(words)
@@ -140,42 +150,58 @@ impl PgRecordStore {
         row.map(|row| record(&row)).transpose()
     }
 
-    async fn write_tags(
+    /// Adds the tags of each record (its `seq`, tenant and tags) in one statement.
+    async fn insert_tags(
+        conn: &mut PgConnection,
+        records: &[(i64, &str, &[String])],
+    ) -> Result<()> {
+        let count: usize = records.iter().map(|(_, _, tags)| tags.len()).sum();
+        if count == 0 {
+            return Ok(());
+        }
+        let (mut seqs, mut tenants, mut tags) = (
+            Vec::with_capacity(count),
+            Vec::with_capacity(count),
+            Vec::with_capacity(count),
+        );
+        for (seq, tenant_id, record_tags) in records {
+            for tag in *record_tags {
+                seqs.push(*seq);
+                tenants.push(*tenant_id);
+                tags.push(tag.as_str());
+            }
+        }
+        sqlx::query(
+            "INSERT INTO memory_tags (memory_seq, tenant_id, tag) \
+             SELECT * FROM unnest($1::BIGINT[], $2::TEXT[], $3::TEXT[]) ON CONFLICT DO NOTHING",
+        )
+        .bind(seqs)
+        .bind(tenants)
+        .bind(tags)
+        .execute(conn)
+        .await
+        .map_err(failed("writing tags"))?;
+        Ok(())
+    }
+
+    /// Replaces the tags of record `seq`.
+    async fn replace_tags(
         conn: &mut PgConnection,
         seq: i64,
         tenant_id: &str,
         tags: &[String],
-        replace: bool,
     ) -> Result<()> {
-        if replace {
-            sqlx::query("DELETE FROM memory_tags WHERE memory_seq = $1")
-                .bind(seq)
-                .execute(&mut *conn)
-                .await
-                .map_err(failed("writing tags"))?;
-        }
-        if tags.is_empty() {
-            return Ok(());
-        }
-        let mut builder =
-            QueryBuilder::<Postgres>::new("INSERT INTO memory_tags (memory_seq, tenant_id, tag) ");
-        builder.push_values(tags, |mut row, tag| {
-            row.push_bind(seq)
-                .push_bind(tenant_id.to_string())
-                .push_bind(tag.clone());
-        });
-        builder.push(" ON CONFLICT DO NOTHING");
-        builder
-            .build()
+        sqlx::query("DELETE FROM memory_tags WHERE memory_seq = $1")
+            .bind(seq)
             .execute(&mut *conn)
             .await
             .map_err(failed("writing tags"))?;
-        Ok(())
+        Self::insert_tags(conn, &[(seq, tenant_id, tags)]).await
     }
 }
 
 /// A tenant's BM25 statistics for the words of one query, read from the counters the writes
-/// keep (migration 0003).
+/// keep (migration 0003, sharded by 0005).
 struct WordStatistics {
     records: i64,
     /// Σ distinct words over the tenant's records.
@@ -240,67 +266,118 @@ fn ts_query(words: &[&str]) -> String {
 
 #[async_trait::async_trait]
 impl RecordStore for PgRecordStore {
+    /// One statement per table for the whole group. Rows go in in (tenant, scope, content)
+    /// order, so two instances inserting the same contents wait for each other on the unique
+    /// index in one order instead of deadlocking.
     async fn insert(&self, records: Vec<NewRecord>) -> Result<Vec<Inserted>> {
+        let mut order: Vec<usize> = (0..records.len()).collect();
+        order.sort_by(|&a, &b| {
+            let key = |i: usize| {
+                let record = &records[i].record;
+                (
+                    &record.tenant_id,
+                    record.layer.as_str(),
+                    &record.scope_id,
+                    &record.content_hash,
+                )
+            };
+            key(a).cmp(&key(b))
+        });
+        let column = |field: fn(&MemoryRecord) -> String| -> Vec<String> {
+            order.iter().map(|&i| field(&records[i].record)).collect()
+        };
+        let timestamps = |field: fn(&MemoryRecord) -> i64| -> Vec<i64> {
+            order.iter().map(|&i| field(&records[i].record)).collect()
+        };
         let mut tx = self.begin_write().await?;
-        let mut outcomes = Vec::with_capacity(records.len());
-        for NewRecord { record, vector } in records {
-            let content = record.content.as_deref().unwrap_or_default();
-            let seq: Option<i64> = sqlx::query_scalar(
-                "INSERT INTO memories (id, tenant_id, layer, scope_id, kind, content, tags, metadata, \
-                 content_hash, embedder_id, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
-                 ON CONFLICT (tenant_id, layer, scope_id, content_hash) DO NOTHING RETURNING seq",
-            )
-            .bind(record.id.to_string())
-            .bind(&record.tenant_id)
-            .bind(record.layer.as_str())
-            .bind(&record.scope_id)
-            .bind(&record.kind)
-            .bind(content)
-            .bind(serde_json::to_string(&record.tags).expect("tags serialise"))
-            .bind(record.metadata.to_string())
-            .bind(&record.content_hash)
-            .bind(&record.embedder_id)
-            .bind(record.created_at)
-            .bind(record.updated_at)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(failed("inserting a memory"))?;
-            match seq {
-                Some(seq) => {
-                    Self::write_tags(&mut tx, seq, &record.tenant_id, &record.tags, false).await?;
-                    sqlx::query(
-                        "INSERT INTO memory_vectors (memory_seq, tenant_id, vector) VALUES ($1, $2, $3)",
-                    )
-                    .bind(seq)
-                    .bind(&record.tenant_id)
-                    .bind(vector_to_blob(&vector))
-                    .execute(&mut *tx)
-                    .await
-                    .map_err(failed("inserting a vector"))?;
-                    self.log_change(&mut tx, &record).await?;
-                    outcomes.push(Inserted::New(record));
-                }
-                None => {
-                    let (_, existing) = Self::duplicate_in(
-                        &mut tx,
-                        &record.tenant_id,
-                        &record.scope(),
-                        &record.content_hash,
-                    )
-                    .await?
-                    .ok_or_else(|| {
-                        MemoryError::storage(
-                            "inserting a memory",
-                            anyhow::anyhow!(
-                                "the insert conflicted, yet no duplicate content was found"
-                            ),
-                        )
-                    })?;
-                    outcomes.push(Inserted::Existing(existing));
-                }
-            }
+        let rows = sqlx::query(
+            "INSERT INTO memories (id, tenant_id, layer, scope_id, kind, content, tags, metadata, \
+             content_hash, embedder_id, created_at, updated_at) \
+             SELECT * FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::TEXT[], \
+                 $6::TEXT[], $7::TEXT[], $8::TEXT[], $9::TEXT[], $10::TEXT[], $11::BIGINT[], \
+                 $12::BIGINT[]) \
+             ON CONFLICT (tenant_id, layer, scope_id, content_hash) DO NOTHING RETURNING id, seq",
+        )
+        .bind(column(|record| record.id.to_string()))
+        .bind(column(|record| record.tenant_id.clone()))
+        .bind(column(|record| record.layer.as_str().to_owned()))
+        .bind(column(|record| record.scope_id.clone()))
+        .bind(column(|record| record.kind.clone()))
+        .bind(column(|record| record.content.clone().unwrap_or_default()))
+        .bind(column(|record| {
+            serde_json::to_string(&record.tags).expect("tags serialise")
+        }))
+        .bind(column(|record| record.metadata.to_string()))
+        .bind(column(|record| record.content_hash.clone()))
+        .bind(column(|record| record.embedder_id.clone()))
+        .bind(timestamps(|record| record.created_at))
+        .bind(timestamps(|record| record.updated_at))
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(failed("inserting memories"))?;
+        let mut seqs: HashMap<Uuid, i64> = HashMap::with_capacity(rows.len());
+        for row in &rows {
+            seqs.insert(parse_id(row.get::<&str, _>(0))?, row.get(1));
         }
+
+        let fresh: Vec<(i64, &NewRecord)> = records
+            .iter()
+            .filter_map(|new| Some((*seqs.get(&new.record.id)?, new)))
+            .collect();
+        let tags: Vec<(i64, &str, &[String])> = fresh
+            .iter()
+            .map(|(seq, new)| {
+                (
+                    *seq,
+                    new.record.tenant_id.as_str(),
+                    new.record.tags.as_slice(),
+                )
+            })
+            .collect();
+        Self::insert_tags(&mut tx, &tags).await?;
+        if !fresh.is_empty() {
+            sqlx::query(
+                "INSERT INTO memory_vectors (memory_seq, tenant_id, vector) \
+                 SELECT * FROM unnest($1::BIGINT[], $2::TEXT[], $3::BYTEA[])",
+            )
+            .bind(fresh.iter().map(|(seq, _)| *seq).collect::<Vec<i64>>())
+            .bind(
+                fresh
+                    .iter()
+                    .map(|(_, new)| new.record.tenant_id.as_str())
+                    .collect::<Vec<&str>>(),
+            )
+            .bind(
+                fresh
+                    .iter()
+                    .map(|(_, new)| vector_to_blob(&new.vector))
+                    .collect::<Vec<Vec<u8>>>(),
+            )
+            .execute(&mut *tx)
+            .await
+            .map_err(failed("inserting vectors"))?;
+        }
+
+        let mut outcomes = Vec::with_capacity(records.len());
+        for NewRecord { record, .. } in records {
+            if seqs.contains_key(&record.id) {
+                outcomes.push(Inserted::New(record));
+                continue;
+            }
+            let scope = record.scope();
+            let duplicate =
+                Self::duplicate_in(&mut tx, &record.tenant_id, &scope, &record.content_hash);
+            let (_, existing) = duplicate.await?.ok_or_else(conflict_without_duplicate)?;
+            outcomes.push(Inserted::Existing(existing));
+        }
+        let logged: Vec<&MemoryRecord> = outcomes
+            .iter()
+            .filter_map(|outcome| match outcome {
+                Inserted::New(record) => Some(record),
+                Inserted::Existing(_) => None,
+            })
+            .collect();
+        self.log_changes(&mut tx, &logged).await?;
         tx.commit().await.map_err(failed("committing memories"))?;
         Ok(outcomes)
     }
@@ -387,7 +464,7 @@ impl RecordStore for PgRecordStore {
             .await
             .map_err(failed("updating a memory"))?;
         if let Some(tags) = &change.tags {
-            Self::write_tags(&mut tx, seq, tenant_id, tags, true).await?;
+            Self::replace_tags(&mut tx, seq, tenant_id, tags).await?;
         }
         if let Some(content) = &change.content {
             sqlx::query("UPDATE memory_vectors SET vector = $1 WHERE memory_seq = $2")
@@ -398,7 +475,7 @@ impl RecordStore for PgRecordStore {
                 .map_err(failed("updating a vector"))?;
         }
         let updated = Self::record_by_seq(&mut tx, seq).await?;
-        self.log_change(&mut tx, &updated).await?;
+        self.log_changes(&mut tx, &[&updated]).await?;
         tx.commit().await.map_err(failed("committing an update"))?;
         Ok(UpdateOutcome::Updated(Box::new(updated)))
     }
@@ -419,7 +496,7 @@ impl RecordStore for PgRecordStore {
             .transpose()?
             .map(|(_, record)| record);
         if let Some(record) = &deleted {
-            self.log_change(&mut tx, record).await?;
+            self.log_changes(&mut tx, &[record]).await?;
         }
         tx.commit().await.map_err(failed("committing a delete"))?;
         Ok(deleted)
@@ -583,12 +660,18 @@ impl RecordStore for PgRecordStore {
             .collect()
     }
 
+    /// Records are updated in (tenant, id) order, as any other write taking several of
+    /// their row locks would, so concurrent re-embeddings cannot deadlock.
     async fn replace_vectors(
         &self,
         embedder_id: &str,
-        vectors: Vec<(String, Uuid, Vec<f32>)>,
+        mut vectors: Vec<(String, Uuid, Vec<f32>)>,
     ) -> Result<()> {
+        vectors.sort_by(|(tenant_a, id_a, _), (tenant_b, id_b, _)| {
+            (tenant_a, id_a).cmp(&(tenant_b, id_b))
+        });
         let mut tx = self.begin_write().await?;
+        let mut changed = Vec::with_capacity(vectors.len());
         for (tenant_id, id, vector) in vectors {
             let seq: Option<i64> = sqlx::query_scalar(
                 "UPDATE memories SET embedder_id = $1 WHERE id = $2 AND tenant_id = $3 RETURNING seq",
@@ -606,10 +689,11 @@ impl RecordStore for PgRecordStore {
                     .execute(&mut *tx)
                     .await
                     .map_err(failed("re-embedding"))?;
-                let record = Self::record_by_seq(&mut tx, seq).await?;
-                self.log_change(&mut tx, &record).await?;
+                changed.push(Self::record_by_seq(&mut tx, seq).await?);
             }
         }
+        self.log_changes(&mut tx, &changed.iter().collect::<Vec<_>>())
+            .await?;
         tx.commit()
             .await
             .map_err(failed("committing re-embedded vectors"))

@@ -10,8 +10,8 @@ use crate::model::{MemoryFilter, MemoryRecord, Scope};
 use crate::storage::filter::{list_statement, update_statement};
 use crate::storage::lexical_index::{IndexedText, LexicalIndex};
 use crate::storage::rows::{
-    RECORD_COLUMNS, blob_to_vector, list_page, parse_id, parse_layer, parse_tags, record,
-    vector_to_blob,
+    RECORD_COLUMNS, blob_to_vector, conflict_without_duplicate, list_page, parse_id, parse_layer,
+    parse_tags, record, vector_to_blob,
 };
 use crate::storage::{
     Inserted, LexicalHit, ListPage, ListQuery, NewRecord, RecordChange, RecordCounts, RecordStore,
@@ -228,14 +228,7 @@ impl RecordStore for SqliteRecordStore {
                         &record.content_hash,
                     )
                     .await?
-                    .ok_or_else(|| {
-                        MemoryError::storage(
-                            "inserting a memory",
-                            anyhow::anyhow!(
-                                "the insert conflicted, yet no duplicate content was found"
-                            ),
-                        )
-                    })?;
+                    .ok_or_else(conflict_without_duplicate)?;
                     outcomes.push(Inserted::Existing(existing));
                 }
             }
