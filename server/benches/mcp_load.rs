@@ -4,7 +4,8 @@
 //! concurrent clients, each with its own MCP session.
 //!
 //! Prints, per level: throughput, p50/p95/p99 latency, errors, the server's CPU time per
-//! operation (user + system, from /proc) and its resident memory.
+//! operation (user + system, from /proc), its resident memory, and how busy the whole machine
+//! was (when it is saturated, the database and the load generator share its cores).
 //!
 //! `cargo bench -p aeterna-server --bench mcp_load` (optional: `-- --ops 4000 --seed 10000
 //! --only memory_search` to run one tool of the mix alone, for attribution;
@@ -292,6 +293,30 @@ async fn seed(base: &str, memories: usize) {
     while tasks.join_next().await.is_some() {}
 }
 
+/// The planner's statistics on the seeded schema, as autovacuum would gather them after a bulk
+/// load (it may be off on a test server; without statistics PostgreSQL may pick, for the
+/// duplicate check of every add, the scope's index over the content index).
+async fn analyze(url: &str, schema: &str) {
+    let pool = sqlx::PgPool::connect(url)
+        .await
+        .expect("connect to analyze the seeded schema");
+    let tables: Vec<String> =
+        sqlx::query_scalar("SELECT tablename::TEXT FROM pg_tables WHERE schemaname = $1")
+            .bind(schema)
+            .fetch_all(&pool)
+            .await
+            .expect("list the seeded tables");
+    for table in tables {
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "ANALYZE \"{schema}\".\"{table}\""
+        )))
+        .execute(&pool)
+        .await
+        .expect("analyze a seeded table");
+    }
+    pool.close().await;
+}
+
 /// Waits (at most a minute) until the server's background work after seeding (summary
 /// regeneration, index maintenance) is done, so the first level is not charged with it.
 async fn settle(servers: &[Server]) {
@@ -314,6 +339,25 @@ struct LevelReport {
     latencies: Vec<Duration>,
     cpu_per_op: Duration,
     rss_mib: f64,
+    /// Share of the machine's CPU time that was busy (every process: the servers, the
+    /// database, this load generator), 0..1.
+    machine_busy: f64,
+}
+
+/// The machine's busy and total CPU ticks so far, from the `cpu` line of /proc/stat.
+fn machine_ticks() -> (u64, u64) {
+    let stat = std::fs::read_to_string("/proc/stat").expect("/proc/stat");
+    let ticks: Vec<u64> = stat
+        .lines()
+        .next()
+        .and_then(|line| line.strip_prefix("cpu "))
+        .expect("the cpu line")
+        .split_whitespace()
+        .map(|field| field.parse().expect("ticks"))
+        .collect();
+    let total: u64 = ticks.iter().sum();
+    // idle and iowait
+    (total - ticks[3] - ticks[4], total)
 }
 
 /// CPU seconds and resident MiB of all the servers together.
@@ -347,6 +391,7 @@ async fn run_level(
     let next = Arc::new(AtomicUsize::new(0));
     let errors = Arc::new(AtomicUsize::new(0));
     let (cpu_before, _) = usage(servers);
+    let (busy_before, total_before) = machine_ticks();
     let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
     for session in sessions {
@@ -376,6 +421,7 @@ async fn run_level(
     }
     let elapsed = started.elapsed();
     let (cpu_after, rss_mib) = usage(servers);
+    let (busy_after, total_after) = machine_ticks();
     latencies.sort_unstable();
     LevelReport {
         clients,
@@ -385,6 +431,8 @@ async fn run_level(
         latencies,
         cpu_per_op: Duration::from_secs_f64((cpu_after - cpu_before) / ops as f64),
         rss_mib,
+        machine_busy: (busy_after - busy_before) as f64
+            / (total_after - total_before).max(1) as f64,
     }
 }
 
@@ -406,6 +454,9 @@ fn main() {
     runtime.block_on(async {
         let seeding = Instant::now();
         seed(&servers[0].base, options.seed_memories).await;
+        if let Some(url) = &options.database_url {
+            analyze(url, &schema).await;
+        }
         settle(&servers).await;
         let (_, rss) = usage(&servers);
         println!(
@@ -438,7 +489,7 @@ fn main() {
                 |q: f64| report.latencies[((report.latencies.len() as f64 - 1.0) * q) as usize];
             println!(
                 "mcp_load/{:>3} clients: {:>7.0} ops/s  p50 {:>9.2?}  p95 {:>9.2?}  p99 {:>9.2?}  \
-                 errors {}/{}  server CPU/op {:>8.2?}  RSS {:.0} MiB",
+                 errors {}/{}  server CPU/op {:>8.2?}  RSS {:.0} MiB  machine busy {:.0}%",
                 report.clients,
                 report.ops as f64 / report.elapsed.as_secs_f64(),
                 at(0.50),
@@ -447,7 +498,8 @@ fn main() {
                 report.errors,
                 report.ops,
                 report.cpu_per_op,
-                report.rss_mib
+                report.rss_mib,
+                report.machine_busy * 100.0
             );
         }
         drop(servers);
