@@ -102,9 +102,7 @@ impl Writes {
             records: new,
             reply,
         });
-        // An add another writer took into its group is answered without waiting for a turn
-        // of its own: queueing for the lock only to find nothing left to commit would hold
-        // every later add behind one task wake-up per earlier add.
+        // Answered by another's group, or committing a group on its own turn (module doc).
         let answered = tokio::select! {
             biased;
             answer = &mut outcome => Some(answer),
