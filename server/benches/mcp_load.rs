@@ -10,7 +10,9 @@
 //! `cargo bench -p aeterna-server --bench mcp_load` (optional: `-- --ops 4000 --seed 10000
 //! --only memory_search` to run one tool of the mix alone, for attribution;
 //! `--database-url postgres://… --instances 2` to run several servers on one PostgreSQL, in a
-//! fresh schema, with the clients spread over them and the CPU of all of them counted).
+//! fresh schema, with the clients spread over them and the CPU of all of them counted;
+//! `--server-cpus 0.25` caps each server at a quarter of a core, as if each ran on a small
+//! machine of its own while the database and this generator keep the rest).
 //! Bounded: a fixed number of operations per level, latencies kept in one preallocated vector.
 
 use std::io::{BufRead, BufReader};
@@ -39,6 +41,8 @@ struct Options {
     only: Option<String>,
     database_url: Option<String>,
     instances: usize,
+    /// CPU each server may use, in cores (a cgroup quota): one small machine per instance.
+    server_cpus: Option<f64>,
 }
 
 fn options() -> Options {
@@ -48,6 +52,7 @@ fn options() -> Options {
         only: None,
         database_url: None,
         instances: 1,
+        server_cpus: None,
     };
     let args: Vec<String> = std::env::args().collect();
     for pair in args.windows(2) {
@@ -58,6 +63,7 @@ fn options() -> Options {
             "--only" => options.only = Some(pair[1].clone()),
             "--database-url" => options.database_url = Some(pair[1].clone()),
             "--instances" => options.instances = value(),
+            "--server-cpus" => options.server_cpus = Some(pair[1].parse().expect("cores")),
             _ => {}
         }
     }
@@ -69,12 +75,17 @@ struct Server {
     child: Child,
     base: String,
     _dir: tempfile::TempDir,
+    /// The cgroup limiting its CPU (`--server-cpus`), removed after it.
+    cgroup: Option<String>,
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(cgroup) = &self.cgroup {
+            let _ = std::fs::remove_dir(cgroup);
+        }
     }
 }
 
@@ -109,7 +120,35 @@ fn start_server(config: Option<&str>) -> Server {
         base: url.trim_end_matches("/mcp").to_owned(),
         child,
         _dir: dir,
+        cgroup: None,
     }
+}
+
+/// Caps process `pid` at `cores` of CPU time with a cgroup of its own (v2, or v1's `cpu`
+/// controller), whose path it returns; needs root.
+fn limit_cpu(pid: u32, cores: f64) -> String {
+    let period = 100_000u64;
+    let quota = (cores * period as f64).round().max(1_000.0) as u64;
+    let v2 = std::path::Path::new("/sys/fs/cgroup/cgroup.controllers").exists();
+    let dir = if v2 {
+        format!("/sys/fs/cgroup/mcp_load_{pid}")
+    } else {
+        format!("/sys/fs/cgroup/cpu/mcp_load_{pid}")
+    };
+    let write = |file: &str, value: String| {
+        std::fs::write(format!("{dir}/{file}"), value)
+            .unwrap_or_else(|error| panic!("--server-cpus: writing {dir}/{file} (root?): {error}"))
+    };
+    std::fs::create_dir_all(&dir)
+        .unwrap_or_else(|error| panic!("--server-cpus: creating {dir} (root?): {error}"));
+    if v2 {
+        write("cpu.max", format!("{quota} {period}"));
+    } else {
+        write("cpu.cfs_period_us", period.to_string());
+        write("cpu.cfs_quota_us", quota.to_string());
+    }
+    write("cgroup.procs", pid.to_string());
+    dir
 }
 
 /// Server CPU seconds (user + system) and resident memory in MiB, from /proc.
@@ -450,6 +489,12 @@ fn main() {
     // One at a time: the first creates the schema and migrates it.
     let servers: Vec<Server> = (0..options.instances.max(1))
         .map(|_| start_server(config.as_deref()))
+        .map(|mut server| {
+            if let Some(cores) = options.server_cpus {
+                server.cgroup = Some(limit_cpu(server.child.id(), cores));
+            }
+            server
+        })
         .collect();
     runtime.block_on(async {
         let seeding = Instant::now();
