@@ -37,7 +37,15 @@ pub struct LlmRoles {
     chains: Vec<RoleChain>,
     ledger: BudgetLedger,
     metrics: LlmMetrics,
-    flusher: Mutex<Option<tokio::task::AbortHandle>>,
+    flusher: Mutex<Option<UsageFlusher>>,
+}
+
+/// The background task that writes token usage every [`USAGE_FLUSH_INTERVAL`].
+struct UsageFlusher {
+    /// Asks the task to stop before its next flush (a flush under way is finished first:
+    /// it has taken the batch from the ledger, and aborting it would lose that usage).
+    stop: Arc<tokio::sync::Notify>,
+    task: tokio::task::JoinHandle<()>,
 }
 
 /// A provider's health, for `/readyz`.
@@ -94,11 +102,16 @@ impl LlmRoles {
         let roles = Self::assemble(config, providers, db);
         if let Some(runtime) = flush_runtime {
             let ledger = roles.ledger.clone();
+            let stop = Arc::new(tokio::sync::Notify::new());
+            let stopped = stop.clone();
             let task = runtime.spawn(async move {
                 let mut ticks = tokio::time::interval(USAGE_FLUSH_INTERVAL);
                 ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 loop {
-                    ticks.tick().await;
+                    tokio::select! {
+                        () = stopped.notified() => return,
+                        _ = ticks.tick() => {}
+                    }
                     if let Err(error) = ledger.flush().await {
                         tracing::warn!(
                             error = format!("{error:#}"),
@@ -107,7 +120,7 @@ impl LlmRoles {
                     }
                 }
             });
-            *roles.flusher.lock() = Some(task.abort_handle());
+            *roles.flusher.lock() = Some(UsageFlusher { stop, task });
         }
         Ok(roles)
     }
@@ -255,8 +268,11 @@ impl LlmRoles {
     /// Writes the token usage recorded so far and stops the background writer. Call before
     /// the database closes.
     pub async fn shutdown(&self) {
-        if let Some(task) = self.flusher.lock().take() {
-            task.abort();
+        let flusher = self.flusher.lock().take();
+        if let Some(UsageFlusher { stop, task }) = flusher {
+            stop.notify_one();
+            // It only ends between flushes, so it cannot lose a batch it had taken.
+            let _ = task.await;
         }
         if let Err(error) = self.ledger.flush().await {
             tracing::warn!(
@@ -268,9 +284,10 @@ impl LlmRoles {
 }
 
 impl Drop for LlmRoles {
+    /// Without [`shutdown`](Self::shutdown) first, usage not yet written is not written.
     fn drop(&mut self) {
-        if let Some(task) = self.flusher.lock().take() {
-            task.abort();
+        if let Some(flusher) = self.flusher.lock().take() {
+            flusher.task.abort();
         }
     }
 }
