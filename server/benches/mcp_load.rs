@@ -12,7 +12,8 @@
 //! `--database-url postgres://… --instances 2` to run several servers on one PostgreSQL, in a
 //! fresh schema, with the clients spread over them and the CPU of all of them counted;
 //! `--server-cpus 0.25` caps each server at a quarter of a core, as if each ran on a small
-//! machine of its own while the database and this generator keep the rest).
+//! machine of its own while the database and this generator keep the rest; `--levels 1,8`
+//! for other client counts).
 //! Bounded: a fixed number of operations per level, latencies kept in one preallocated vector.
 
 use std::io::{BufRead, BufReader};
@@ -43,6 +44,8 @@ struct Options {
     instances: usize,
     /// CPU each server may use, in cores (a cgroup quota): one small machine per instance.
     server_cpus: Option<f64>,
+    /// Numbers of concurrent clients, one level each.
+    levels: Vec<usize>,
 }
 
 fn options() -> Options {
@@ -53,6 +56,7 @@ fn options() -> Options {
         database_url: None,
         instances: 1,
         server_cpus: None,
+        levels: LEVELS.to_vec(),
     };
     let args: Vec<String> = std::env::args().collect();
     for pair in args.windows(2) {
@@ -64,6 +68,12 @@ fn options() -> Options {
             "--database-url" => options.database_url = Some(pair[1].clone()),
             "--instances" => options.instances = value(),
             "--server-cpus" => options.server_cpus = Some(pair[1].parse().expect("cores")),
+            "--levels" => {
+                options.levels = pair[1]
+                    .split(',')
+                    .map(|clients| clients.trim().parse().expect("client counts: 1,8,32"))
+                    .collect()
+            }
             _ => {}
         }
     }
@@ -165,6 +175,29 @@ fn server_usage(pid: u32) -> (f64, f64) {
         .and_then(|value| value.parse().ok())
         .unwrap_or(0.0);
     (ticks / clock_ticks_per_second(), rss_kib / 1024.0)
+}
+
+/// Context switches of all the server's threads so far (voluntary and involuntary), from
+/// /proc: each is a thread that went to sleep or was preempted — what handing a request
+/// between tasks and threads costs beyond the work itself. Threads that exited are not counted.
+fn server_switches(pid: u32) -> u64 {
+    let Ok(threads) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    threads
+        .flatten()
+        .filter_map(|thread| std::fs::read_to_string(thread.path().join("status")).ok())
+        .map(|status| {
+            status
+                .lines()
+                .filter_map(|line| {
+                    line.strip_prefix("voluntary_ctxt_switches:")
+                        .or_else(|| line.strip_prefix("nonvoluntary_ctxt_switches:"))
+                })
+                .filter_map(|count| count.trim().parse::<u64>().ok())
+                .sum::<u64>()
+        })
+        .sum()
 }
 
 /// `getconf CLK_TCK` (100 on every Linux this runs on).
@@ -377,6 +410,8 @@ struct LevelReport {
     elapsed: Duration,
     latencies: Vec<Duration>,
     cpu_per_op: Duration,
+    /// Context switches of the servers' threads per operation.
+    switches_per_op: f64,
     rss_mib: f64,
     /// Share of the machine's CPU time that was busy (every process: the servers, the
     /// database, this load generator), 0..1.
@@ -397,6 +432,14 @@ fn machine_ticks() -> (u64, u64) {
     let total: u64 = ticks.iter().sum();
     // idle and iowait
     (total - ticks[3] - ticks[4], total)
+}
+
+/// Context switches of all the servers' threads together.
+fn switches(servers: &[Server]) -> u64 {
+    servers
+        .iter()
+        .map(|server| server_switches(server.child.id()))
+        .sum()
 }
 
 /// CPU seconds and resident MiB of all the servers together.
@@ -430,6 +473,7 @@ async fn run_level(
     let next = Arc::new(AtomicUsize::new(0));
     let errors = Arc::new(AtomicUsize::new(0));
     let (cpu_before, _) = usage(servers);
+    let switches_before = switches(servers);
     let (busy_before, total_before) = machine_ticks();
     let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
@@ -460,6 +504,7 @@ async fn run_level(
     }
     let elapsed = started.elapsed();
     let (cpu_after, rss_mib) = usage(servers);
+    let switches_after = switches(servers);
     let (busy_after, total_after) = machine_ticks();
     latencies.sort_unstable();
     LevelReport {
@@ -469,6 +514,7 @@ async fn run_level(
         elapsed,
         latencies,
         cpu_per_op: Duration::from_secs_f64((cpu_after - cpu_before) / ops as f64),
+        switches_per_op: switches_after.saturating_sub(switches_before) as f64 / ops as f64,
         rss_mib,
         machine_busy: (busy_after - busy_before) as f64
             / (total_after - total_before).max(1) as f64,
@@ -521,7 +567,7 @@ fn main() {
                 .unwrap_or("mix add 30% / search 50% / assemble 20%"),
             options.ops_per_level
         );
-        for (index, clients) in LEVELS.into_iter().enumerate() {
+        for (index, &clients) in options.levels.iter().enumerate() {
             let report = run_level(
                 &servers,
                 clients,
@@ -534,7 +580,7 @@ fn main() {
                 |q: f64| report.latencies[((report.latencies.len() as f64 - 1.0) * q) as usize];
             println!(
                 "mcp_load/{:>3} clients: {:>7.0} ops/s  p50 {:>9.2?}  p95 {:>9.2?}  p99 {:>9.2?}  \
-                 errors {}/{}  server CPU/op {:>8.2?}  RSS {:.0} MiB  machine busy {:.0}%",
+                 errors {}/{}  server CPU/op {:>8.2?}  switches/op {:.1}  RSS {:.0} MiB  machine busy {:.0}%",
                 report.clients,
                 report.ops as f64 / report.elapsed.as_secs_f64(),
                 at(0.50),
@@ -543,6 +589,7 @@ fn main() {
                 report.errors,
                 report.ops,
                 report.cpu_per_op,
+                report.switches_per_op,
                 report.rss_mib,
                 report.machine_busy * 100.0
             );
