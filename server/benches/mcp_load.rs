@@ -1,7 +1,7 @@
 //! Load over MCP Streamable HTTP against the real `aeterna serve` binary (a child process, so
 //! its CPU and memory are its own): `memory_add` 30% / `memory_search` 50% /
 //! `context_assemble` 20% on a store seeded with 10,000 memories, from 1, 8, 32 and 128
-//! concurrent clients, each with its own MCP session.
+//! concurrent clients, each with its own MCP session (or stateless, `--stateless`).
 //!
 //! Prints, per level: throughput, p50/p95/p99 latency, errors, the server's CPU time per
 //! operation (user + system, from /proc), its resident memory, and how busy the whole machine
@@ -13,7 +13,8 @@
 //! fresh schema, with the clients spread over them and the CPU of all of them counted;
 //! `--server-cpus 0.25` caps each server at a quarter of a core, as if each ran on a small
 //! machine of its own while the database and this generator keep the rest; `--levels 1,8`
-//! for other client counts).
+//! for other client counts; `--stateless` for requests of the 2026-07-28 protocol, which
+//! carry their version instead of a session, as the newest SDKs send them).
 //! Bounded: a fixed number of operations per level, latencies kept in one preallocated vector.
 
 use std::io::{BufRead, BufReader};
@@ -46,6 +47,8 @@ struct Options {
     server_cpus: Option<f64>,
     /// Numbers of concurrent clients, one level each.
     levels: Vec<usize>,
+    /// Stateless requests of the newest protocol instead of one session per client.
+    stateless: bool,
 }
 
 fn options() -> Options {
@@ -57,8 +60,10 @@ fn options() -> Options {
         instances: 1,
         server_cpus: None,
         levels: LEVELS.to_vec(),
+        stateless: false,
     };
     let args: Vec<String> = std::env::args().collect();
+    options.stateless = args.iter().any(|arg| arg == "--stateless");
     for pair in args.windows(2) {
         let value = || pair[1].parse().expect("a number");
         match pair[0].as_str() {
@@ -211,16 +216,27 @@ fn clock_ticks_per_second() -> f64 {
         .unwrap_or(100.0)
 }
 
-/// One MCP session over plain HTTP.
+/// The protocol revision whose requests stand alone: no `initialize`, no session.
+const STATELESS_PROTOCOL: &str = "2026-07-28";
+
+/// One MCP client over plain HTTP: a legacy session, or stateless requests.
 struct Session {
     http: reqwest::Client,
     url: String,
-    id: String,
+    /// The session's id; `None` when each request carries its protocol version instead.
+    id: Option<String>,
 }
 
 impl Session {
-    async fn open(http: reqwest::Client, base: &str) -> anyhow::Result<Session> {
+    async fn open(http: reqwest::Client, base: &str, stateless: bool) -> anyhow::Result<Session> {
         let url = format!("{base}/mcp");
+        if stateless {
+            return Ok(Session {
+                http,
+                url,
+                id: None,
+            });
+        }
         let response = http
             .post(&url)
             .header("Accept", "application/json, text/event-stream")
@@ -239,31 +255,58 @@ impl Session {
             .ok_or_else(|| anyhow::anyhow!("no session id"))?
             .to_owned();
         response.bytes().await?;
-        let session = Session { http, url, id };
+        let session = Session {
+            http,
+            url,
+            id: Some(id),
+        };
         session
-            .post(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+            .post(
+                json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+                None,
+            )
             .await?;
         Ok(session)
     }
 
-    async fn post(&self, message: Value) -> anyhow::Result<String> {
-        let response = self
+    /// Posts `message`; `tool` names the tool a `tools/call` calls.
+    async fn post(&self, message: Value, tool: Option<&str>) -> anyhow::Result<String> {
+        let mut request = self
             .http
             .post(&self.url)
-            .header("Accept", "application/json, text/event-stream")
-            .header("Mcp-Session-Id", &self.id)
-            .json(&message)
-            .send()
-            .await?
-            .error_for_status()?;
+            .header("Accept", "application/json, text/event-stream");
+        request = match &self.id {
+            Some(id) => request.header("Mcp-Session-Id", id),
+            None => {
+                let method = message["method"].as_str().unwrap_or_default().to_owned();
+                let request = request
+                    .header("MCP-Protocol-Version", STATELESS_PROTOCOL)
+                    .header("Mcp-Method", method);
+                match tool {
+                    Some(tool) => request.header("Mcp-Name", tool),
+                    None => request,
+                }
+            }
+        };
+        let response = request.json(&message).send().await?.error_for_status()?;
         Ok(response.text().await?)
     }
 
     /// Calls a tool; an error result or a JSON-RPC error is an `Err`.
     async fn call(&self, id: usize, tool: &str, arguments: Value) -> anyhow::Result<()> {
+        let mut params = json!({ "name": tool, "arguments": arguments });
+        if self.id.is_none() {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": STATELESS_PROTOCOL,
+                "io.modelcontextprotocol/clientInfo": { "name": "mcp_load", "version": "1" },
+                "io.modelcontextprotocol/clientCapabilities": {},
+            });
+        }
         let body = self
-            .post(json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
-                "params": { "name": tool, "arguments": arguments } }))
+            .post(
+                json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params }),
+                Some(tool),
+            )
             .await?;
         let data = body
             .lines()
@@ -347,7 +390,7 @@ async fn seed(base: &str, memories: usize) {
     for _ in 0..8 {
         let (http, next, base) = (http.clone(), next.clone(), base.to_owned());
         tasks.spawn(async move {
-            let session = Session::open(http, &base).await.expect("session");
+            let session = Session::open(http, &base, false).await.expect("session");
             loop {
                 let n = next.fetch_add(1, Ordering::Relaxed);
                 if n >= memories {
@@ -456,6 +499,7 @@ async fn run_level(
     ops: usize,
     offset: usize,
     only: Option<Arc<str>>,
+    stateless: bool,
 ) -> LevelReport {
     let http = reqwest::Client::builder()
         .pool_max_idle_per_host(clients)
@@ -465,7 +509,7 @@ async fn run_level(
     for client in 0..clients {
         let server = &servers[client % servers.len()];
         sessions.push(
-            Session::open(http.clone(), &server.base)
+            Session::open(http.clone(), &server.base, stateless)
                 .await
                 .expect("session"),
         );
@@ -552,7 +596,7 @@ fn main() {
         let (_, rss) = usage(&servers);
         println!(
             "mcp_load: {} server(s) on {}; seeded {} memories in {:.1?} (server RSS {rss:.0} \
-             MiB); {}, {} operations per level",
+             MiB); {}, {} operations per level, {}",
             servers.len(),
             if options.database_url.is_some() {
                 "PostgreSQL"
@@ -565,7 +609,12 @@ fn main() {
                 .only
                 .as_deref()
                 .unwrap_or("mix add 30% / search 50% / assemble 20%"),
-            options.ops_per_level
+            options.ops_per_level,
+            if options.stateless {
+                "stateless requests (protocol 2026-07-28)"
+            } else {
+                "one session per client (protocol 2025-06-18)"
+            }
         );
         for (index, &clients) in options.levels.iter().enumerate() {
             let report = run_level(
@@ -574,6 +623,7 @@ fn main() {
                 options.ops_per_level,
                 index * options.ops_per_level,
                 options.only.as_deref().map(Arc::from),
+                options.stateless,
             )
             .await;
             let at =
