@@ -261,16 +261,13 @@ impl Session {
             id: Some(id),
         };
         session
-            .post(
-                json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
-                None,
-            )
+            .post(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
             .await?;
         Ok(session)
     }
 
-    /// Posts `message`; `tool` names the tool a `tools/call` calls.
-    async fn post(&self, message: Value, tool: Option<&str>) -> anyhow::Result<String> {
+    /// Posts `message`; a stateless request also names its method (and tool) in headers.
+    async fn post(&self, message: Value) -> anyhow::Result<String> {
         let mut request = self
             .http
             .post(&self.url)
@@ -278,12 +275,11 @@ impl Session {
         request = match &self.id {
             Some(id) => request.header("Mcp-Session-Id", id),
             None => {
-                let method = message["method"].as_str().unwrap_or_default().to_owned();
                 let request = request
                     .header("MCP-Protocol-Version", STATELESS_PROTOCOL)
-                    .header("Mcp-Method", method);
-                match tool {
-                    Some(tool) => request.header("Mcp-Name", tool),
+                    .header("Mcp-Method", message["method"].as_str().unwrap_or_default());
+                match message["params"]["name"].as_str() {
+                    Some(name) => request.header("Mcp-Name", name),
                     None => request,
                 }
             }
@@ -303,10 +299,7 @@ impl Session {
             });
         }
         let body = self
-            .post(
-                json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params }),
-                Some(tool),
-            )
+            .post(json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params }))
             .await?;
         let data = body
             .lines()
