@@ -236,3 +236,90 @@ async fn a_failing_embedder_fails_the_write_and_stores_nothing() {
     );
     assert_eq!(service.stats().await.unwrap().records, 0);
 }
+
+/// Adding content that is already stored answers with the stored record without embedding it:
+/// for content stored before a restart, for content an update wrote, and never for content an
+/// update replaced.
+#[tokio::test]
+async fn a_duplicate_add_needs_no_embedding_across_updates_and_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let who = alice();
+    let embedding_fails_after = |ok_calls| {
+        Arc::new(FailingAfter {
+            inner: HashingEmbedder::default(),
+            ok_calls,
+            calls: AtomicUsize::new(0),
+        })
+    };
+    let (kept, updated) = {
+        // Three embeddings: two adds and one update; every later embedding fails.
+        let service = open_with(dir.path(), embedding_fails_after(3), EmbedderChange::Refuse)
+            .await
+            .unwrap();
+        let kept = service
+            .add(
+                &who,
+                memory(Layer::Project, "Releases are cut on Tuesdays."),
+            )
+            .await
+            .unwrap();
+        let updated = service
+            .add(
+                &who,
+                memory(Layer::Project, "The staging cluster is in eu-west."),
+            )
+            .await
+            .unwrap();
+        service
+            .update(
+                &who,
+                updated.record.id,
+                aeterna_memory::MemoryPatch {
+                    content: Some("The staging cluster is in eu-central.".into()),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        let again = service
+            .add(
+                &who,
+                memory(Layer::Project, "The staging cluster is in eu-central."),
+            )
+            .await
+            .expect("the updated content is a duplicate: no embedding");
+        assert!(again.deduplicated);
+        assert_eq!(again.record.id, updated.record.id);
+        service.flush().await.unwrap();
+        (kept.record.id, updated.record.id)
+    };
+
+    let service = open_with(dir.path(), embedding_fails_after(0), EmbedderChange::Refuse)
+        .await
+        .unwrap();
+    for (content, id) in [
+        ("Releases are cut on Tuesdays.", kept),
+        ("The staging cluster is in eu-central.", updated),
+    ] {
+        let again = service
+            .add(&who, memory(Layer::Project, content))
+            .await
+            .unwrap_or_else(|error| panic!("{content:?} is stored, yet it was embedded: {error}"));
+        assert!(again.deduplicated, "{content:?}");
+        assert_eq!(again.record.id, id, "{content:?}");
+    }
+    // Stored content elsewhere, and content an update replaced, are new: they need embedding.
+    for (layer, content) in [
+        (Layer::Team, "Releases are cut on Tuesdays."),
+        (Layer::Project, "The staging cluster is in eu-west."),
+    ] {
+        let error = service
+            .add(&who, memory(layer, content))
+            .await
+            .expect_err("new content is embedded, and this embedder fails");
+        assert!(
+            error.to_string().contains("embedding server went away"),
+            "{error}"
+        );
+    }
+}

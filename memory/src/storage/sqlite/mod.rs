@@ -8,6 +8,7 @@
 pub mod backup;
 mod json;
 mod records;
+mod stored_contents;
 
 pub use backup::backup_file;
 pub use records::SqliteRecordStore;

@@ -4,6 +4,7 @@ use sqlx::{QueryBuilder, Row, Sqlite, SqliteConnection};
 use uuid::Uuid;
 
 use super::json::{records_as_json, records_from_json};
+use super::stored_contents::StoredContents;
 use super::{SqliteConfig, SqliteDatabase};
 use crate::error::{MemoryError, Result};
 use crate::model::{MemoryFilter, MemoryRecord, Scope};
@@ -26,11 +27,13 @@ fn failed(context: &'static str) -> impl FnOnce(sqlx::Error) -> MemoryError {
 /// Records loaded per page while building the lexical index.
 const LOAD_PAGE: i64 = 4096;
 
-/// Records of every tenant in the shared [`SqliteDatabase`], with their lexical index held in
-/// memory ([`LexicalIndex`], loaded here at open and updated after each committed write).
+/// Records of every tenant in the shared [`SqliteDatabase`], with their lexical index and the
+/// fingerprints of their contents held in memory ([`LexicalIndex`], [`StoredContents`]; loaded
+/// here at open and updated after each committed write).
 pub struct SqliteRecordStore {
     db: SqliteDatabase,
     lexical: LexicalIndex,
+    contents: StoredContents,
     max_postings: usize,
 }
 
@@ -39,19 +42,21 @@ impl SqliteRecordStore {
         let store = SqliteRecordStore {
             db,
             lexical: LexicalIndex::new(),
+            contents: StoredContents::default(),
             max_postings: config.lexical_max_postings,
         };
-        store.load_lexical_index().await?;
+        store.load_indexes().await?;
         Ok(store)
     }
 
     /// Indexes the content of every record, page by page.
-    async fn load_lexical_index(&self) -> Result<()> {
+    async fn load_indexes(&self) -> Result<()> {
         let started = std::time::Instant::now();
         let mut after = 0i64;
         loop {
             let rows = sqlx::query(
-                "SELECT seq, tenant_id, id, layer, scope_id, kind, tags, content FROM memories \
+                "SELECT seq, tenant_id, id, layer, scope_id, kind, tags, content, content_hash \
+                 FROM memories \
                  WHERE seq > ? ORDER BY seq LIMIT ?",
             )
             .bind(after)
@@ -64,6 +69,7 @@ impl SqliteRecordStore {
             for row in &rows {
                 let scope = Scope::new(parse_layer(row.get(3))?, row.get::<String, _>(4));
                 let tags = parse_tags(row.get(6))?;
+                self.contents.insert(row.get(1), &scope, row.get(8));
                 self.lexical.upsert(IndexedText {
                     tenant_id: row.get(1),
                     id: parse_id(row.get(2))?,
@@ -84,6 +90,8 @@ impl SqliteRecordStore {
 
     fn index(&self, record: &MemoryRecord) {
         let scope = record.scope();
+        self.contents
+            .insert(&record.tenant_id, &scope, &record.content_hash);
         self.lexical.upsert(IndexedText::of(record, &scope));
     }
 
@@ -248,6 +256,9 @@ impl RecordStore for SqliteRecordStore {
         scope: &Scope,
         content_hash: &str,
     ) -> Result<Option<MemoryRecord>> {
+        if !self.contents.may_contain(tenant_id, scope, content_hash) {
+            return Ok(None);
+        }
         let mut conn = self.db.pool.acquire().await.map_err(failed("connecting"))?;
         Ok(
             Self::duplicate_in(&mut conn, tenant_id, scope, content_hash)
