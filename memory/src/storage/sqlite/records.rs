@@ -49,7 +49,8 @@ impl SqliteRecordStore {
         Ok(store)
     }
 
-    /// Indexes the content of every record, page by page.
+    /// Indexes every record, page by page: its text in the lexical index, its content in
+    /// [`StoredContents`].
     async fn load_indexes(&self) -> Result<()> {
         let started = std::time::Instant::now();
         let mut after = 0i64;
