@@ -306,7 +306,7 @@ impl RecordStore for SqliteRecordStore {
             .await
             .map_err(failed("starting a write"))?;
         let found = sqlx::query(
-            "SELECT seq, layer, scope_id FROM memories WHERE id = ? AND +tenant_id = ?",
+            "SELECT seq, layer, scope_id, content_hash FROM memories WHERE id = ? AND +tenant_id = ?",
         )
         .bind(id.to_string())
         .bind(tenant_id)
@@ -347,6 +347,9 @@ impl RecordStore for SqliteRecordStore {
         }
         let updated = Self::record_by_seq(&mut tx, seq).await?;
         tx.commit().await.map_err(failed("committing an update"))?;
+        if change.content.is_some() {
+            self.contents.remove(tenant_id, &scope, found.get(3));
+        }
         if change.content.is_some() || change.tags.is_some() {
             self.index(&updated);
         }
@@ -374,6 +377,8 @@ impl RecordStore for SqliteRecordStore {
             .map(|(_, record)| record);
         tx.commit().await.map_err(failed("committing a delete"))?;
         if let Some(record) = &deleted {
+            self.contents
+                .remove(tenant_id, &record.scope(), &record.content_hash);
             self.lexical.remove(tenant_id, record.id);
         }
         Ok(deleted)

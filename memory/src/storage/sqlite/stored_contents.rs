@@ -1,17 +1,17 @@
-//! [`StoredContents`]: which (tenant, scope, content hash) triples may already be stored, so that
-//! an add of new content skips the duplicate lookup in SQLite.
+//! [`StoredContents`]: which (tenant, scope, content hash) triples are stored, so that an add
+//! of new content skips the duplicate lookup in SQLite.
 //!
 //! Every add of one record first asks the record store for a duplicate, to spare embedding
 //! content that is already stored; almost always there is none, and that lookup was a round trip
 //! to a connection's worker thread, plus the pool's check of the connection on its return. This
-//! set answers "certainly not stored" in memory. It holds a 64-bit fingerprint per triple and
-//! is only ever added to — at open from every record, then after each committed insert or
-//! content change — so a fingerprint absent from it means the content is not stored. A present
-//! fingerprint (stored, since deleted, or a collision) only means "look it up", so deletes need
-//! no upkeep and a collision costs one query, never a wrong answer. Like the lexical index it
-//! relies on this process being the database's only writer (the data dir's lock).
-//!
-//! Memory: one `u64` per record stored since open (the set is rebuilt at each start).
+//! set answers "not stored" in memory. It holds a 64-bit fingerprint per stored triple — filled
+//! at open from every record, added to after each committed insert or content change, removed
+//! from after a delete or a content change (the unique index allows one record per triple) — so
+//! it is as large as the store, whatever clients do. A present fingerprint is looked up in
+//! SQLite, so a collision never gives a wrong answer; the one cost of a collision is on removal
+//! (the other triple's fingerprint goes too), after which that content is embedded again when
+//! re-added and then found a duplicate by the insert itself. Like the lexical index it relies
+//! on this process being the database's only writer (the data dir's lock).
 
 use std::hash::BuildHasher;
 
@@ -43,6 +43,12 @@ impl StoredContents {
         self.fingerprints.write().insert(fingerprint);
     }
 
+    /// Records that `content_hash` is no longer stored in `scope` of `tenant_id`.
+    pub fn remove(&self, tenant_id: &str, scope: &Scope, content_hash: &str) {
+        let fingerprint = self.fingerprint(tenant_id, scope, content_hash);
+        self.fingerprints.write().remove(&fingerprint);
+    }
+
     /// `false` when `content_hash` is certainly not stored in `scope` of `tenant_id`.
     pub fn may_contain(&self, tenant_id: &str, scope: &Scope, content_hash: &str) -> bool {
         let fingerprint = self.fingerprint(tenant_id, scope, content_hash);
@@ -66,6 +72,9 @@ mod tests {
         assert!(!contents.may_contain("acme", &project, "hash-2"));
         assert!(!contents.may_contain("acme", &session, "hash-1"));
         assert!(!contents.may_contain("other", &project, "hash-1"));
+
+        contents.remove("acme", &project, "hash-1");
+        assert!(!contents.may_contain("acme", &project, "hash-1"));
     }
 
     #[test]
