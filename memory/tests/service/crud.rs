@@ -366,6 +366,59 @@ async fn updates_change_content_vector_and_tags_and_refuse_duplicates() {
     ));
 }
 
+/// Each read below follows a read of the same record before a change (the embedded profile
+/// keeps records it has read in memory): every committed change is seen at once.
+#[tokio::test]
+async fn reads_after_a_change_see_the_change() {
+    let (_dir, service) = open_temp().await;
+    let who = alice();
+    let mut new = memory(Layer::Project, "The staging cluster runs on three nodes.");
+    new.tags = vec!["ops".into()];
+    let record = service.add(&who, new).await.unwrap().record;
+    let search = SearchRequest {
+        query: "how many nodes does the staging cluster run on".into(),
+        layers: None,
+        tags: vec![],
+        kinds: vec![],
+        limit: 5,
+        min_score: 0.0,
+    };
+    assert_eq!(service.get(&who, record.id).await.unwrap(), record);
+    let hits = service.search(&who, search.clone()).await.unwrap();
+    assert_eq!(hits[0].record, record);
+
+    let updated = service
+        .update(
+            &who,
+            record.id,
+            MemoryPatch {
+                content: Some("The staging cluster runs on five nodes.".into()),
+                tags: Some(vec!["ops".into(), "staging".into()]),
+                metadata: Some(serde_json::json!({"checked": true})),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        updated.content.as_deref(),
+        Some("The staging cluster runs on five nodes.")
+    );
+    assert_eq!(service.get(&who, record.id).await.unwrap(), updated);
+    let hits = service.search(&who, search.clone()).await.unwrap();
+    assert_eq!(hits[0].record, updated);
+
+    service.delete(&who, record.id).await.unwrap();
+    assert!(matches!(
+        service.get(&who, record.id).await,
+        Err(MemoryError::NotFound(_))
+    ));
+    let hits = service.search(&who, search).await.unwrap();
+    assert!(
+        hits.iter().all(|hit| hit.record.id != record.id),
+        "{hits:?}"
+    );
+}
+
 #[tokio::test]
 async fn every_committed_write_is_broadcast() {
     let (_dir, service) = open_temp().await;

@@ -7,6 +7,7 @@
 
 pub mod backup;
 mod json;
+mod record_cache;
 mod records;
 mod stored_contents;
 
@@ -59,6 +60,11 @@ pub struct SqliteConfig {
     /// and the common words it leaves out weigh little in BM25 and are still matched by the
     /// vector search.
     pub lexical_max_postings: usize,
+    /// Bytes of recently read and inserted records kept in memory (32 MiB, estimated; 0:
+    /// none), so that the records searches return again and again are not read from SQLite
+    /// each time. Under the MCP load mix (10k memories, 1 to 32 clients) it took server CPU
+    /// per operation down by a fifth and context switches by a quarter to a half.
+    pub record_cache_bytes: usize,
     /// Copies of the database kept in `<data dir>/backups/`, each made just before a migration
     /// changed the existing database (3; 0 migrates without a copy).
     pub migration_backups: usize,
@@ -72,6 +78,7 @@ impl Default for SqliteConfig {
             cache_kib: 16 * 1024,
             mmap_bytes: 0,
             lexical_max_postings: 5_000,
+            record_cache_bytes: 32 << 20,
             migration_backups: 3,
         }
     }

@@ -4,6 +4,7 @@ use sqlx::{QueryBuilder, Row, Sqlite, SqliteConnection};
 use uuid::Uuid;
 
 use super::json::{records_as_json, records_from_json};
+use super::record_cache::RecordCache;
 use super::stored_contents::StoredContents;
 use super::{SqliteConfig, SqliteDatabase};
 use crate::error::{MemoryError, Result};
@@ -29,11 +30,13 @@ const LOAD_PAGE: i64 = 4096;
 
 /// Records of every tenant in the shared [`SqliteDatabase`], with their lexical index and the
 /// fingerprints of their contents held in memory ([`LexicalIndex`], [`StoredContents`]; loaded
-/// here at open and updated after each committed write).
+/// here at open and updated after each committed write), and the records read recently
+/// ([`RecordCache`]; invalidated after each committed change).
 pub struct SqliteRecordStore {
     db: SqliteDatabase,
     lexical: LexicalIndex,
     contents: StoredContents,
+    cache: RecordCache,
     max_postings: usize,
 }
 
@@ -43,6 +46,7 @@ impl SqliteRecordStore {
             db,
             lexical: LexicalIndex::new(),
             contents: StoredContents::default(),
+            cache: RecordCache::new(config.record_cache_bytes),
             max_postings: config.lexical_max_postings,
         };
         store.load_indexes().await?;
@@ -246,6 +250,7 @@ impl RecordStore for SqliteRecordStore {
         for outcome in &outcomes {
             if let Inserted::New(record) = outcome {
                 self.index(record);
+                self.cache.insert_new(record);
             }
         }
         Ok(outcomes)
@@ -269,6 +274,10 @@ impl RecordStore for SqliteRecordStore {
     }
 
     async fn get(&self, tenant_id: &str, id: Uuid) -> Result<Option<MemoryRecord>> {
+        let lookup = self.cache.lookup(tenant_id, &[id]);
+        if let Some(cached) = lookup.found.first() {
+            return Ok(Some(MemoryRecord::clone(cached)));
+        }
         let sql = format!("SELECT {RECORD_COLUMNS} FROM memories WHERE id = ? AND +tenant_id = ?");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(id.to_string())
@@ -276,22 +285,36 @@ impl RecordStore for SqliteRecordStore {
             .fetch_optional(&self.db.pool)
             .await
             .map_err(failed("reading a memory"))?;
-        Ok(row
+        let found = row
             .map(|row| record(&row))
             .transpose()?
-            .map(|(_, record)| record))
+            .map(|(_, record)| record);
+        self.cache.fill(found.as_slice(), lookup.epoch);
+        Ok(found)
     }
 
     async fn get_many(&self, tenant_id: &str, ids: &[Uuid]) -> Result<Vec<MemoryRecord>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let json: String = select_by_ids("", tenant_id, ids)
+        let lookup = self.cache.lookup(tenant_id, ids);
+        let mut records: Vec<MemoryRecord> = lookup
+            .found
+            .iter()
+            .map(|cached| MemoryRecord::clone(cached))
+            .collect();
+        if lookup.missing.is_empty() {
+            return Ok(records);
+        }
+        let json: String = select_by_ids("", tenant_id, &lookup.missing)
             .build_query_scalar()
             .fetch_one(&self.db.pool)
             .await
             .map_err(failed("reading memories"))?;
-        records_from_json(&json)
+        let read = records_from_json(&json)?;
+        self.cache.fill(&read, lookup.epoch);
+        records.extend(read);
+        Ok(records)
     }
 
     async fn update(
@@ -346,7 +369,10 @@ impl RecordStore for SqliteRecordStore {
                 .map_err(failed("updating a vector"))?;
         }
         let updated = Self::record_by_seq(&mut tx, seq).await?;
-        tx.commit().await.map_err(failed("committing an update"))?;
+        // Forgotten whatever the commit's outcome: a failed commit may still have written.
+        let committed = tx.commit().await;
+        self.cache.invalidate([id]);
+        committed.map_err(failed("committing an update"))?;
         if change.content.is_some() {
             self.contents.remove(tenant_id, &scope, found.get(3));
         }
@@ -375,7 +401,9 @@ impl RecordStore for SqliteRecordStore {
             .map(|row| record(&row))
             .transpose()?
             .map(|(_, record)| record);
-        tx.commit().await.map_err(failed("committing a delete"))?;
+        let committed = tx.commit().await;
+        self.cache.invalidate([id]);
+        committed.map_err(failed("committing a delete"))?;
         if let Some(record) = &deleted {
             self.contents
                 .remove(tenant_id, &record.scope(), &record.content_hash);
@@ -472,6 +500,7 @@ impl RecordStore for SqliteRecordStore {
             .begin_write()
             .await
             .map_err(failed("starting a write"))?;
+        let ids: Vec<Uuid> = vectors.iter().map(|(_, id, _)| *id).collect();
         for (tenant_id, id, vector) in vectors {
             let seq: Option<i64> = sqlx::query_scalar(
                 "UPDATE memories SET embedder_id = ? WHERE id = ? AND +tenant_id = ? RETURNING seq",
@@ -491,9 +520,10 @@ impl RecordStore for SqliteRecordStore {
                     .map_err(failed("re-embedding"))?;
             }
         }
-        tx.commit()
-            .await
-            .map_err(failed("committing re-embedded vectors"))
+        // The records' `embedder_id` changed (or may have, if the commit failed).
+        let committed = tx.commit().await;
+        self.cache.invalidate(ids);
+        committed.map_err(failed("committing re-embedded vectors"))
     }
 
     async fn meta(&self, key: &str) -> Result<Option<String>> {
@@ -543,6 +573,51 @@ impl RecordStore for SqliteRecordStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A re-embedding changes records (their `embedder_id`) without going through `update`;
+    /// reads of records read before must see it.
+    #[tokio::test]
+    async fn a_re_embedding_is_seen_by_reads_of_cached_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = SqliteConfig::default();
+        let db = SqliteDatabase::open(dir.path(), &config).await.unwrap();
+        let store = SqliteRecordStore::new(db, &config).await.unwrap();
+        let record = MemoryRecord {
+            id: Uuid::now_v7(),
+            tenant_id: "acme".into(),
+            layer: crate::model::Layer::Project,
+            scope_id: "aeterna".into(),
+            kind: "memory".into(),
+            content: Some("Deploys go through staging first.".into()),
+            tags: Vec::new(),
+            metadata: serde_json::json!({}),
+            content_hash: "hash".into(),
+            embedder_id: "old-embedder".into(),
+            created_at: 1,
+            updated_at: 1,
+        };
+        let vector = vec![1.0, 0.0];
+        store
+            .insert(vec![NewRecord {
+                record: record.clone(),
+                vector: vector.clone(),
+            }])
+            .await
+            .unwrap();
+        assert_eq!(
+            store.get("acme", record.id).await.unwrap(),
+            Some(record.clone())
+        );
+
+        store
+            .replace_vectors("new-embedder", vec![("acme".into(), record.id, vector)])
+            .await
+            .unwrap();
+        let read = store.get("acme", record.id).await.unwrap().unwrap();
+        assert_eq!(read.embedder_id, "new-embedder");
+        let many = store.get_many("acme", &[record.id]).await.unwrap();
+        assert_eq!(many, [read]);
+    }
 
     #[tokio::test]
     async fn lookups_by_id_use_the_id_index_not_a_tenant_scan() {
