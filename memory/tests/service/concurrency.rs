@@ -111,3 +111,59 @@ async fn concurrent_duplicates_are_stored_once() {
     }
     assert_eq!(service.stats().await.unwrap().records, 4);
 }
+
+/// Readers hammering a record while it is updated: right after each update returns, a read
+/// sees it. (On the embedded profile reads are served from a cache that a read racing a write
+/// must not fill with the version it read before the write.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn reads_racing_updates_see_each_update_once_it_returns() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let (_dir, service) = open_temp().await;
+    let service = Arc::new(service);
+    let who = alice();
+    let id = service
+        .add(
+            &who,
+            memory(Layer::Project, "The build cache lives in target/."),
+        )
+        .await
+        .unwrap()
+        .record
+        .id;
+    let stop = Arc::new(AtomicBool::new(false));
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let (service, stop, who) = (service.clone(), stop.clone(), who.clone());
+            tokio::spawn(async move {
+                let mut reads = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    service.get(&who, id).await.unwrap();
+                    reads += 1;
+                    // A read served from memory never waits: let the writer run.
+                    tokio::task::yield_now().await;
+                }
+                reads
+            })
+        })
+        .collect();
+
+    for version in 1..=100 {
+        let patch = aeterna_memory::MemoryPatch {
+            metadata: Some(serde_json::json!({ "version": version })),
+            ..Default::default()
+        };
+        service.update(&who, id, patch).await.unwrap();
+        let read = service.get(&who, id).await.unwrap();
+        assert_eq!(
+            read.metadata["version"], version,
+            "read after update {version}"
+        );
+    }
+    stop.store(true, Ordering::Relaxed);
+    let mut reads = 0;
+    for reader in readers {
+        reads += reader.await.unwrap();
+    }
+    assert!(reads > 100, "the readers ran alongside ({reads} reads)");
+}
