@@ -14,7 +14,9 @@
 //! [`invalidate`](RecordCache::invalidate) after committing an update, a delete or a
 //! re-embedding. A read that missed fills the cache with what it read only if no invalidation
 //! happened since it looked ([`Lookup::epoch`]): a read that raced a write may have read the
-//! old version, and must not keep it after the write's invalidation.
+//! old version, and must not keep it after the write's invalidation. Like the lexical index,
+//! this relies on a write's future running on once its commit is sent; MCP tool calls do, in
+//! tasks of their own (rmcp spawns each), which a client hanging up does not cancel.
 
 use std::sync::Arc;
 
@@ -110,19 +112,21 @@ impl RecordCache {
         if self.max_bytes == 0 || records.is_empty() {
             return;
         }
+        // Copied before taking the lock, which other requests' lookups wait for.
+        let copies: Vec<Cached> = records.iter().filter_map(|r| self.copy(r)).collect();
         let mut inner = self.inner.lock();
         if inner.epoch != epoch {
             return;
         }
-        for record in records {
-            self.keep(&mut inner, record);
+        for cached in copies {
+            self.keep(&mut inner, cached);
         }
     }
 
     /// Keeps a record this process has just inserted.
     pub fn insert_new(&self, record: &MemoryRecord) {
-        if self.max_bytes > 0 {
-            self.keep(&mut self.inner.lock(), record);
+        if let Some(cached) = self.copy(record) {
+            self.keep(&mut self.inner.lock(), cached);
         }
     }
 
@@ -140,25 +144,27 @@ impl RecordCache {
         }
     }
 
-    fn keep(&self, inner: &mut Inner, record: &MemoryRecord) {
+    /// A copy of `record` to keep, if it fits in the cache at all.
+    fn copy(&self, record: &MemoryRecord) -> Option<Cached> {
         let bytes = footprint(record);
-        if bytes > self.max_bytes {
-            return;
+        (bytes <= self.max_bytes).then(|| Cached {
+            record: Arc::new(record.clone()),
+            bytes,
+        })
+    }
+
+    fn keep(&self, inner: &mut Inner, cached: Cached) {
+        if let Some(replaced) = inner.records.pop(&cached.record.id) {
+            inner.bytes -= replaced.bytes;
         }
-        while inner.bytes + bytes > self.max_bytes {
+        while inner.bytes + cached.bytes > self.max_bytes {
             let Some((_, evicted)) = inner.records.pop_lru() else {
                 break;
             };
             inner.bytes -= evicted.bytes;
         }
-        let cached = Cached {
-            record: Arc::new(record.clone()),
-            bytes,
-        };
-        inner.bytes += bytes;
-        if let Some(replaced) = inner.records.put(record.id, cached) {
-            inner.bytes -= replaced.bytes;
-        }
+        inner.bytes += cached.bytes;
+        inner.records.put(cached.record.id, cached);
     }
 
     #[cfg(test)]
