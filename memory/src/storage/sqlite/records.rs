@@ -401,8 +401,12 @@ impl RecordStore for SqliteRecordStore {
             .map(|row| record(&row))
             .transpose()?
             .map(|(_, record)| record);
+        // Only a delete that found the record changed anything: another tenant's delete of
+        // the id neither evicts it nor holds back fills.
         let committed = tx.commit().await;
-        self.cache.invalidate([id]);
+        if deleted.is_some() {
+            self.cache.invalidate([id]);
+        }
         committed.map_err(failed("committing a delete"))?;
         if let Some(record) = &deleted {
             self.contents
