@@ -25,9 +25,10 @@ use crate::publish::VersionPublisher;
 use crate::shared_cache::SharedResultCache;
 use crate::store::SummaryStore;
 use crate::summarize::{Summarizer, SummaryGenerator};
-use crate::tokens::Tokenizer;
+use crate::tokens::{Tokenizer, text_key};
 
-/// Token counts of rendered memories, keyed by content hash, kept at most.
+/// Token counts of rendered memories kept at most (keyed by 128 bits of the content hash: 16
+/// bytes per entry where the 64-character hex string took a heap allocation).
 const TOKEN_COUNT_CACHE: usize = 200_000;
 /// Scope refreshes running at once in the background.
 const BACKGROUND_REFRESHES: usize = 2;
@@ -44,8 +45,8 @@ pub struct ContextArchitect {
     pub(crate) generator: SummaryGenerator,
     pub(crate) results: ResultCache,
     pub(crate) metrics: ContextMetrics,
-    /// Tokens of `render::item(content)` by content hash.
-    pub(crate) token_counts: Mutex<LruCache<String, usize>>,
+    /// Tokens of `render::item(content)` by 128 bits of the content hash.
+    pub(crate) token_counts: Mutex<LruCache<u128, usize>>,
     /// The result cache's own change subscription, drained before every lookup.
     cache_changes: Mutex<broadcast::Receiver<MemoryChange>>,
     /// Two refreshes of one scope never run at once (they would both regenerate).
@@ -200,11 +201,17 @@ impl ContextArchitect {
 
     /// Tokens of a memory rendered as a list item, cached by content hash.
     pub(crate) fn item_tokens(&self, content_hash: &str, content: &str) -> usize {
-        if let Some(count) = self.token_counts.lock().get(content_hash) {
+        // A content hash is hex SHA-256, whose first 128 bits are a key already.
+        let key = content_hash
+            .get(..32)
+            .filter(|hex| hex.bytes().all(|b| b.is_ascii_hexdigit()))
+            .and_then(|hex| u128::from_str_radix(hex, 16).ok())
+            .unwrap_or_else(|| text_key(content_hash));
+        if let Some(count) = self.token_counts.lock().get(&key) {
             return *count;
         }
         let count = self.tokenizer.count(&crate::render::item(content));
-        self.token_counts.lock().put(content_hash.to_owned(), count);
+        self.token_counts.lock().put(key, count);
         count
     }
 }

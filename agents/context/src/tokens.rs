@@ -67,7 +67,7 @@ impl Tokenizer {
         });
         forced_chunks(text)
             .map(|chunk| {
-                let key = chunk_key(chunk);
+                let key = text_key(chunk);
                 if let Some(&count) = cache.lock().get(&key) {
                     return count;
                 }
@@ -134,12 +134,13 @@ pub fn forced_chunks(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// Two independent 64-bit hashes of `chunk`: collisions are out of the question.
-fn chunk_key(chunk: &str) -> u128 {
+/// Two independent 64-bit hashes of `text`, so collisions are out of the question: the key of
+/// the token-count caches, 16 bytes however long the text.
+pub(crate) fn text_key(text: &str) -> u128 {
     let hash = |salt: u8| {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         salt.hash(&mut hasher);
-        chunk.hash(&mut hasher);
+        text.hash(&mut hasher);
         hasher.finish()
     };
     (u128::from(hash(0)) << 64) | u128::from(hash(1))
