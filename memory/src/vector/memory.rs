@@ -167,7 +167,7 @@ impl VectorStore for InMemoryVectorIndex {
             return Ok(vec![None; ids.len()]);
         };
         let tenant = tenant.read();
-        Ok(ids.iter().map(|id| tenant.similarity(query, id)).collect())
+        Ok(tenant.similarities(query, ids))
     }
 
     async fn count(&self) -> Result<u64> {

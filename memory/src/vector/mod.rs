@@ -84,7 +84,9 @@ pub struct VectorIndexConfig {
     /// ≥ 0.99 for k of 10 to 400; 8 rescored a third of a 10k tenant for an assembly's 400,
     /// which cost more than the pre-scan itself) ...
     pub rescore_factor: usize,
-    /// ... and at least this many (100), which are then rescored exactly in f32.
+    /// ... and at least this many (100). The best `max(limit, rescore_min)` of them are
+    /// rescored exactly in f32, the rest only while their approximation could still reach the
+    /// top `limit` (see `TenantVectors::rescore`).
     pub rescore_min: usize,
     /// Tenants with more vectors than this are scanned on the blocking thread pool rather
     /// than on an async worker (20 000).
