@@ -187,6 +187,40 @@ async fn listings_filter_by_layers_tags_and_kinds() {
         .unwrap();
     assert!(none.items.is_empty());
 
+    // Retagging replaces the tags listings filter by.
+    let session_db = service
+        .list(
+            &who,
+            ListRequest {
+                layers: Some(vec![Layer::Session]),
+                ..request(10)
+            },
+        )
+        .await
+        .unwrap();
+    let patch = aeterna_memory::MemoryPatch {
+        tags: Some(vec!["ops".into(), "ops".into(), "cache".into()]),
+        ..Default::default()
+    };
+    service
+        .update(&who, session_db.items[0].id, patch)
+        .await
+        .unwrap();
+    let by_tag = |tag: &'static str| {
+        let service = &service;
+        let who = &who;
+        async move {
+            let request = ListRequest {
+                tags: vec![tag.into()],
+                ..request(10)
+            };
+            contents(service.list(who, request).await.unwrap())
+        }
+    };
+    assert_eq!(by_tag("db").await, ["p rust db"]);
+    assert_eq!(by_tag("ops").await, ["s db"]);
+    assert_eq!(by_tag("cache").await, ["s db"]);
+
     // Another session of the same user does not see this session's memories, but shares the
     // project's.
     let mut other = alice();

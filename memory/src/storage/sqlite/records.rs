@@ -134,41 +134,28 @@ impl SqliteRecordStore {
             .map_err(failed("looking up duplicate content"))?;
         row.map(|row| record(&row)).transpose()
     }
-
-    /// Replaces the tags of record `seq` (`replace: false` for a new record, which has none).
-    async fn write_tags(
-        conn: &mut SqliteConnection,
-        seq: i64,
-        tenant_id: &str,
-        tags: &[String],
-        replace: bool,
-    ) -> Result<()> {
-        if replace {
-            sqlx::query("DELETE FROM memory_tags WHERE memory_seq = ?")
-                .bind(seq)
-                .execute(&mut *conn)
-                .await
-                .map_err(failed("writing tags"))?;
-        }
-        if tags.is_empty() {
-            return Ok(());
-        }
-        let mut builder = QueryBuilder::<Sqlite>::new(
-            "INSERT OR IGNORE INTO memory_tags (memory_seq, tenant_id, tag) ",
-        );
-        builder.push_values(tags, |mut row, tag| {
-            row.push_bind(seq)
-                .push_bind(tenant_id.to_string())
-                .push_bind(tag.clone());
-        });
-        builder
-            .build()
-            .execute(&mut *conn)
-            .await
-            .map_err(failed("writing tags"))?;
-        Ok(())
-    }
 }
+
+/// Writes a new memory, its tags and its vector in one command, since every statement is a
+/// round trip to the connection's thread and an add is mostly those. The tags and the vector
+/// select the row just inserted by its id, so after a duplicate (`DO NOTHING`) they insert
+/// nothing and no `seq` comes back. Binds: the 12 columns, id, vector, id.
+const INSERT_MEMORY: &str = "INSERT INTO memories (id, tenant_id, layer, scope_id, kind, content, \
+     tags, metadata, content_hash, embedder_id, created_at, updated_at) \
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+     ON CONFLICT (tenant_id, layer, scope_id, content_hash) DO NOTHING; \
+     INSERT OR IGNORE INTO memory_tags (memory_seq, tenant_id, tag) \
+     SELECT seq, tenant_id, tags.value FROM memories, json_each(memories.tags) AS tags \
+     WHERE memories.id = ?; \
+     INSERT INTO memory_vectors (memory_seq, tenant_id, vector) \
+     SELECT seq, tenant_id, ? FROM memories WHERE id = ? RETURNING memory_seq";
+
+/// Rebuilds the tag rows of record `seq` from its `tags` column, as [`INSERT_MEMORY`] writes
+/// them. Binds: seq, seq.
+const REPLACE_TAGS: &str = "DELETE FROM memory_tags WHERE memory_seq = ?; \
+     INSERT OR IGNORE INTO memory_tags (memory_seq, tenant_id, tag) \
+     SELECT seq, tenant_id, tags.value FROM memories, json_each(memories.tags) AS tags \
+     WHERE memories.seq = ?";
 
 /// `prefix SELECT <every record as one JSON array> … WHERE id IN (ids) AND tenant_id = tenant`.
 /// The unary `+` keeps SQLite from answering it through `memories_by_tenant` (a scan of the
@@ -200,50 +187,39 @@ impl RecordStore for SqliteRecordStore {
         let mut outcomes = Vec::with_capacity(records.len());
         for NewRecord { record, vector } in records {
             let content = record.content.as_deref().unwrap_or_default();
-            let seq: Option<i64> = sqlx::query_scalar(
-                "INSERT INTO memories (id, tenant_id, layer, scope_id, kind, content, tags, metadata, \
-                 content_hash, embedder_id, created_at, updated_at) \
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
-                 ON CONFLICT (tenant_id, layer, scope_id, content_hash) DO NOTHING RETURNING seq",
-            )
-            .bind(record.id.to_string())
-            .bind(&record.tenant_id)
-            .bind(record.layer.as_str())
-            .bind(&record.scope_id)
-            .bind(&record.kind)
-            .bind(content)
-            .bind(serde_json::to_string(&record.tags).expect("tags serialise"))
-            .bind(record.metadata.to_string())
-            .bind(&record.content_hash)
-            .bind(&record.embedder_id)
-            .bind(record.created_at)
-            .bind(record.updated_at)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(failed("inserting a memory"))?;
-            match seq {
-                Some(seq) => {
-                    Self::write_tags(&mut tx, seq, &record.tenant_id, &record.tags, false).await?;
-                    sqlx::query("INSERT INTO memory_vectors (memory_seq, tenant_id, vector) VALUES (?, ?, ?)")
-                        .bind(seq)
-                        .bind(&record.tenant_id)
-                        .bind(vector_to_blob(&vector))
-                        .execute(&mut *tx)
-                        .await
-                        .map_err(failed("inserting a vector"))?;
-                    outcomes.push(Inserted::New(record));
-                }
-                None => {
-                    let (_, existing) = Self::duplicate_in(
-                        &mut tx,
-                        &record.tenant_id,
-                        &record.scope(),
-                        &record.content_hash,
-                    )
-                    .await?
-                    .ok_or_else(conflict_without_duplicate)?;
-                    outcomes.push(Inserted::Existing(existing));
-                }
+            let id = record.id.to_string();
+            let inserted: Vec<i64> = sqlx::query_scalar(INSERT_MEMORY)
+                .bind(&id)
+                .bind(&record.tenant_id)
+                .bind(record.layer.as_str())
+                .bind(&record.scope_id)
+                .bind(&record.kind)
+                .bind(content)
+                .bind(serde_json::to_string(&record.tags).expect("tags serialise"))
+                .bind(record.metadata.to_string())
+                .bind(&record.content_hash)
+                .bind(&record.embedder_id)
+                .bind(record.created_at)
+                .bind(record.updated_at)
+                .bind(&id)
+                .bind(vector_to_blob(&vector))
+                .bind(&id)
+                // All rows, so every statement runs (a row limit would stop after the first).
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(failed("inserting a memory"))?;
+            if inserted.is_empty() {
+                let (_, existing) = Self::duplicate_in(
+                    &mut tx,
+                    &record.tenant_id,
+                    &record.scope(),
+                    &record.content_hash,
+                )
+                .await?
+                .ok_or_else(conflict_without_duplicate)?;
+                outcomes.push(Inserted::Existing(existing));
+            } else {
+                outcomes.push(Inserted::New(record));
             }
         }
         tx.commit().await.map_err(failed("committing memories"))?;
@@ -357,8 +333,13 @@ impl RecordStore for SqliteRecordStore {
             .await
             .map_err(failed("updating a memory"))?;
 
-        if let Some(tags) = &change.tags {
-            Self::write_tags(&mut tx, seq, tenant_id, tags, true).await?;
+        if change.tags.is_some() {
+            sqlx::query(REPLACE_TAGS)
+                .bind(seq)
+                .bind(seq)
+                .execute(&mut *tx)
+                .await
+                .map_err(failed("writing tags"))?;
         }
         if let Some(content) = &change.content {
             sqlx::query("UPDATE memory_vectors SET vector = ? WHERE memory_seq = ?")
