@@ -521,6 +521,49 @@ mod tests {
         }
     }
 
+    /// Rescoring compares approximate scores with exact ones, so both must be in the same
+    /// units: the int8 scan applies the row's and the query's scale.
+    #[test]
+    fn int8_scan_scores_approximate_the_exact_dot_products() {
+        let dims = 384;
+        let unit = |seed| {
+            let mut vector = pseudo_random(seed, dims);
+            let norm = dot_f32(&vector, &vector).sqrt();
+            vector.iter_mut().for_each(|x| *x /= norm);
+            vector
+        };
+        let data: Vec<f32> = (10..30).flat_map(unit).collect();
+        let quantized = crate::vector::quant::Quantized::build(&data, dims);
+        let query = unit(3);
+        let mut exact = TopK::new(20);
+        scan_f32(&query, &data, None, 0, &mut exact);
+        let mut approximate = TopK::new(20);
+        let codes = QueryCodes::quantize(&query);
+        scan_u8(
+            &codes,
+            &quantized.codes,
+            &quantized.scales,
+            None,
+            0,
+            &mut approximate,
+        );
+        let mut approximate = approximate.into_sorted();
+        approximate.sort_by_key(|scored| scored.key);
+        let mut exact = exact.into_sorted();
+        exact.sort_by_key(|scored| scored.key);
+        assert_eq!(exact.len(), 20);
+        for (exact, approximate) in exact.iter().zip(&approximate) {
+            assert_eq!(exact.key, approximate.key);
+            assert!(
+                (exact.score - approximate.score).abs() < 0.01,
+                "row {}: exact {} approximate {}",
+                exact.key,
+                exact.score,
+                approximate.score
+            );
+        }
+    }
+
     #[test]
     fn scans_honour_the_admit_filter() {
         let dims = 16;
