@@ -78,6 +78,9 @@ macro_rules! with_pool {
 /// A write transaction on either backend ([`Database::begin_write`]); rolled back when dropped
 /// uncommitted. Run statements in it with [`with_connection!`](crate::with_connection).
 pub enum Transaction {
+    /// On the write connection ([`SqliteDatabase::begin_write`]).
+    SqliteWrite(crate::storage::sqlite::WriteTransaction),
+    /// On a pooled connection ([`Database::begin_read`]).
     Sqlite(sqlx::Transaction<'static, sqlx::Sqlite>),
     Postgres(sqlx::Transaction<'static, sqlx::Postgres>),
 }
@@ -87,7 +90,7 @@ impl Database {
     /// ([`SqliteDatabase::begin_write`]). Use it for every transaction that writes.
     pub async fn begin_write(&self) -> sqlx::Result<Transaction> {
         Ok(match self {
-            Database::Sqlite(db) => Transaction::Sqlite(db.begin_write().await?),
+            Database::Sqlite(db) => Transaction::SqliteWrite(db.begin_write().await?),
             Database::Postgres(db) => Transaction::Postgres(db.pool.begin().await?),
         })
     }
@@ -107,6 +110,7 @@ impl Database {
 impl Transaction {
     pub async fn commit(self) -> sqlx::Result<()> {
         match self {
+            Transaction::SqliteWrite(tx) => tx.commit().await,
             Transaction::Sqlite(tx) => tx.commit().await,
             Transaction::Postgres(tx) => tx.commit().await,
         }
@@ -114,6 +118,7 @@ impl Transaction {
 
     pub async fn rollback(self) -> sqlx::Result<()> {
         match self {
+            Transaction::SqliteWrite(tx) => tx.rollback().await,
             Transaction::Sqlite(tx) => tx.rollback().await,
             Transaction::Postgres(tx) => tx.rollback().await,
         }
@@ -127,6 +132,10 @@ impl Transaction {
 macro_rules! with_connection {
     ($tx:expr, |$conn:ident| $body:expr) => {
         match $tx {
+            $crate::storage::Transaction::SqliteWrite(tx) => {
+                let $conn = &mut **tx;
+                $body
+            }
             $crate::storage::Transaction::Sqlite(tx) => {
                 let $conn = &mut **tx;
                 $body

@@ -42,7 +42,11 @@ pub fn routes(state: &AppState, shutdown: CancellationToken) -> Router<AppState>
     ));
     let tools = Arc::new(AeternaMcp::tool_router_for(state));
     // Host, Origin and the body limit are enforced for every route before this service runs.
+    // A stateless request whose first message is its answer gets it as one JSON body, not an
+    // event stream of one event; one that sends progress first still streams. Sessions of
+    // older protocol revisions always stream.
     let config = StreamableHttpServerConfig::default()
+        .with_json_response(true)
         .disable_allowed_hosts()
         .disable_allowed_origins()
         .with_max_request_body_bytes(http.max_body_bytes)

@@ -3,27 +3,30 @@
 //! [`SqliteDatabase`] is opened once per process (a lock file keeps a second process off the
 //! same data dir, whose in-memory vector index would silently diverge) with every migration
 //! of `migrations/sqlite` applied, and is shared: the memory service and the agents' own
-//! tables use the same pool.
+//! tables use the same pool for reads, and the same write connection ([`writer`]) for write
+//! transactions.
 
 pub mod backup;
 mod json;
 mod record_cache;
 mod records;
 mod stored_contents;
+mod writer;
 
 pub use backup::backup_file;
 pub use records::SqliteRecordStore;
+pub use writer::{WriteTransaction, Writer};
 
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use sqlx::ConnectOptions;
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{Sqlite, Transaction};
 
 use crate::error::{MemoryError, Result};
 
@@ -35,7 +38,8 @@ pub static MIGRATOR: Migrator = sqlx::migrate!("../migrations/sqlite");
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SqliteConfig {
-    /// Connections in the pool (2). In WAL mode a connection drops its whole page cache when
+    /// Connections in the pool (2), which serve reads and single writing statements; write
+    /// transactions have a connection of their own besides. In WAL mode a connection drops its whole page cache when
     /// another connection has written since its last read, so every extra connection re-reads
     /// pages after writes (with 8, the MCP load mix made 55 `pread`s per operation at one
     /// client). Two keep one connection free to read while the other is in a write
@@ -48,7 +52,7 @@ pub struct SqliteConfig {
     pub max_connections: u32,
     /// How long a statement waits for a lock held by another connection (5 s).
     pub busy_timeout_ms: u64,
-    /// Page cache per connection, in KiB (16 MiB).
+    /// Page cache per connection, in KiB (16 MiB): the pool's and the write connection's.
     pub cache_kib: u32,
     /// Bytes of the database file read through a memory map (0: none). Off by default:
     /// lexical search no longer reads the file (its index is in memory), and with writes
@@ -89,6 +93,7 @@ impl Default for SqliteConfig {
 #[derive(Clone, Debug)]
 pub struct SqliteDatabase {
     pub pool: SqlitePool,
+    writer: Writer,
     path: PathBuf,
     _lock: Arc<File>,
 }
@@ -118,20 +123,24 @@ impl SqliteDatabase {
             .pragma("temp_store", "memory");
         // No ping before handing out a connection: an embedded database cannot have hung up,
         // and the ping was a round trip to the connection's worker thread per statement.
+        let opening = |error| MemoryError::storage(format!("opening {}", path.display()), error);
+        let wait = Duration::from_millis(config.busy_timeout_ms.max(1_000) * 2);
         let pool = SqlitePoolOptions::new()
             .max_connections(config.max_connections.max(1))
             .min_connections(1)
             .test_before_acquire(false)
-            .acquire_timeout(Duration::from_millis(config.busy_timeout_ms.max(1_000) * 2))
-            .connect_with(options)
+            .acquire_timeout(wait)
+            .connect_with(options.clone())
             .await
-            .map_err(|error| MemoryError::storage(format!("opening {}", path.display()), error))?;
+            .map_err(opening)?;
         backup::before_migrations(&pool, data_dir, config.migration_backups).await?;
         MIGRATOR.run(&pool).await.map_err(|error| {
             MemoryError::storage(format!("applying migrations to {}", path.display()), error)
         })?;
+        let writer = Writer::new(options.connect().await.map_err(opening)?, wait);
         Ok(SqliteDatabase {
             pool,
+            writer,
             path,
             _lock: Arc::new(lock),
         })
@@ -142,11 +151,12 @@ impl SqliteDatabase {
         &self.path
     }
 
-    /// Starts a write transaction with `BEGIN IMMEDIATE`, taking SQLite's write lock up
-    /// front: a deferred transaction that reads and then writes can fail with `SQLITE_BUSY`
-    /// without waiting for the busy timeout. Use this for every transaction that writes.
-    pub async fn begin_write(&self) -> sqlx::Result<Transaction<'static, Sqlite>> {
-        self.pool.begin_with("BEGIN IMMEDIATE").await
+    /// Starts a write transaction on the write connection with `BEGIN IMMEDIATE`, taking
+    /// SQLite's write lock up front: a deferred transaction that reads and then writes can
+    /// fail with `SQLITE_BUSY` without waiting for the busy timeout. Use this for every
+    /// transaction that writes; it waits while another one is open.
+    pub async fn begin_write(&self) -> sqlx::Result<WriteTransaction> {
+        self.writer.begin().await
     }
 
     /// Checkpoints the WAL into the main file (on graceful shutdown; not needed for
