@@ -109,6 +109,23 @@ mod tests {
     use super::*;
     use crate::storage::sqlite::{SqliteConfig, SqliteDatabase};
 
+    async fn temp_database() -> (tempfile::TempDir, SqliteDatabase) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = SqliteDatabase::open(dir.path(), &SqliteConfig::default())
+            .await
+            .unwrap();
+        (dir, db)
+    }
+
+    /// A connection of its own to `db`'s file.
+    async fn connection(db: &SqliteDatabase) -> SqliteConnection {
+        SqliteConnectOptions::new()
+            .filename(db.path())
+            .connect()
+            .await
+            .unwrap()
+    }
+
     async fn setting(db: &SqliteDatabase, key: &str) -> Option<String> {
         sqlx::query_scalar("SELECT value FROM memory_meta WHERE key = ?")
             .bind(key)
@@ -127,10 +144,7 @@ mod tests {
 
     #[tokio::test]
     async fn committed_writes_are_seen_by_the_pool_and_dropped_ones_are_rolled_back() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = SqliteDatabase::open(dir.path(), &SqliteConfig::default())
-            .await
-            .unwrap();
+        let (_dir, db) = temp_database().await;
 
         let mut tx = db.begin_write().await.unwrap();
         write_setting(&mut tx, "committed").await;
@@ -154,16 +168,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_transaction_waits_for_the_open_one_and_gives_up_after_the_wait() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = SqliteDatabase::open(dir.path(), &SqliteConfig::default())
-            .await
-            .unwrap();
-        let connection = SqliteConnectOptions::new()
-            .filename(db.path())
-            .connect()
-            .await
-            .unwrap();
-        let writer = Writer::new(connection, Duration::from_millis(200));
+        let (_dir, db) = temp_database().await;
+        // Long enough that the pause below never outlasts it, even on a busy machine.
+        let writer = Writer::new(connection(&db).await, Duration::from_secs(1));
 
         let first = writer.begin().await.unwrap();
         let second = tokio::spawn({
@@ -188,15 +195,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_transaction_left_open_by_a_cancelled_begin_is_rolled_back_first() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = SqliteDatabase::open(dir.path(), &SqliteConfig::default())
-            .await
-            .unwrap();
-        let mut connection = SqliteConnectOptions::new()
-            .filename(db.path())
-            .connect()
-            .await
-            .unwrap();
+        let (_dir, db) = temp_database().await;
+        let mut connection = connection(&db).await;
         // What a `begin` dropped after sending `BEGIN` leaves: an open transaction nobody owns.
         SqliteTransactionManager::begin(&mut connection, None)
             .await
