@@ -207,7 +207,9 @@ impl ContextArchitect {
             .filter(|hex| hex.bytes().all(|b| b.is_ascii_hexdigit()))
             .and_then(|hex| u128::from_str_radix(hex, 16).ok())
             .unwrap_or_else(|| text_key(content_hash));
-        if let Some(count) = self.token_counts.lock().get(&key) {
+        // `peek`, not `get`: a hit leaves the recency list alone (eviction is by insertion),
+        // since relinking a node touched three cold cache lines per candidate.
+        if let Some(count) = self.token_counts.lock().peek(&key) {
             return *count;
         }
         let count = self.tokenizer.count(&crate::render::item(content));

@@ -126,6 +126,9 @@ pub fn fit(
 
     let mut state = State::new(params, tokenizer);
     let mut left_out: Vec<usize> = Vec::new();
+    // Each candidate's shingles, computed when first needed: one left out by a pass for lack
+    // of room is checked again in the backfill.
+    let mut fingerprints: Vec<Option<Vec<u64>>> = vec![None; ranked.len()];
 
     // 2. High-relevance pass.
     let high = ranked
@@ -133,7 +136,7 @@ pub fn fit(
         .take_while(|(_, c)| c.score >= params.high_relevance)
         .count();
     for (index, candidate) in ranked.iter().enumerate().take(high) {
-        if !state.try_item(candidate, params.budget) {
+        if !state.try_item(candidate, &mut fingerprints[index], params.budget) {
             left_out.push(index);
         }
     }
@@ -163,7 +166,7 @@ pub fn fit(
     };
     let item_limit = params.budget.saturating_sub(reserve);
     for (index, candidate) in ranked.iter().enumerate().skip(high) {
-        if !state.try_item(candidate, item_limit) {
+        if !state.try_item(candidate, &mut fingerprints[index], item_limit) {
             left_out.push(index);
         }
     }
@@ -219,7 +222,9 @@ pub fn fit(
     let mut still_out = false;
     for index in left_out {
         let candidate = &ranked[index];
-        if !state.is_duplicate(&candidate.1) && !state.try_item(candidate, params.budget) {
+        if !state.is_duplicate(&candidate.1)
+            && !state.try_item(candidate, &mut fingerprints[index], params.budget)
+        {
             still_out |= !state.is_duplicate(&candidate.1);
         }
     }
@@ -277,15 +282,21 @@ impl<'p> State<'p> {
     }
 
     /// Selects the item if it is new, not redundant and fits under `limit` total tokens.
-    fn try_item(&mut self, (priority, c): &(f32, Candidate), limit: usize) -> bool {
+    /// `fingerprint` is the candidate's memo of its shingles, filled on first use.
+    fn try_item(
+        &mut self,
+        (priority, c): &(f32, Candidate),
+        fingerprint: &mut Option<Vec<u64>>,
+        limit: usize,
+    ) -> bool {
         if self.selected_ids.contains(&c.id) || self.duplicate_ids.contains(&c.id) {
             return self.selected_ids.contains(&c.id);
         }
-        let fingerprint = Redundancy::fingerprint(&c.content);
+        let fingerprint = fingerprint.get_or_insert_with(|| Redundancy::fingerprint(&c.content));
         let threshold = self.params.dedup_containment;
         if self
             .redundancy
-            .is_redundant(c.content_hash.as_deref(), &fingerprint, threshold)
+            .is_redundant(c.content_hash.as_deref(), fingerprint, threshold)
         {
             self.duplicate_ids.insert(c.id.clone());
             self.fitted.duplicates += 1;
@@ -297,7 +308,7 @@ impl<'p> State<'p> {
         }
         self.used += cost;
         self.note_layer(c.layer, &c.scope_id);
-        self.redundancy.add(c.content_hash.as_deref(), &fingerprint);
+        self.redundancy.add(c.content_hash.as_deref(), fingerprint);
         self.selected_ids.insert(c.id.clone());
         self.fitted.pieces.push(Piece {
             source: Source {

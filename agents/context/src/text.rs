@@ -85,8 +85,16 @@ fn strip_list_marker(line: &str) -> &str {
 /// Each word is hashed once, lower-cased as [`words`] does it, and a shingle is the hash of its
 /// words' hashes: no word is copied into a `String` (that allocation per word was most of
 /// what shingles cost in a profile of `context_assemble`).
+///
+/// ASCII text (nearly all memories) is split byte by byte: for ASCII the word characters are
+/// exactly `[A-Za-z0-9_]`, and skipping the UTF-8 decoding of [`word_spans`] takes a quarter
+/// to a third off (0.44–0.50 µs instead of 0.58–0.82 µs for a memory of 20 words).
 pub fn shingles(text: &str) -> Vec<u64> {
-    let words: Vec<u64> = word_spans(text).map(hash_word).collect();
+    let words = if text.is_ascii() {
+        ascii_word_hashes(text)
+    } else {
+        word_hashes(text)
+    };
     if words.is_empty() {
         return Vec::new();
     }
@@ -100,6 +108,20 @@ pub fn shingles(text: &str) -> Vec<u64> {
     out
 }
 
+/// The [`hash_word`] of each of the [`word_spans`] of `text`.
+fn word_hashes(text: &str) -> Vec<u64> {
+    word_spans(text).map(hash_word).collect()
+}
+
+/// [`word_hashes`] of ASCII text.
+fn ascii_word_hashes(text: &str) -> Vec<u64> {
+    text.as_bytes()
+        .split(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))
+        .filter(|word| !word.is_empty())
+        .map(hash_ascii_word)
+        .collect()
+}
+
 /// Words per shingle.
 pub const SHINGLE_WORDS: usize = 3;
 
@@ -110,15 +132,24 @@ static SHINGLE_HASHER: LazyLock<foldhash::fast::RandomState> = LazyLock::new(Def
 /// The hash of `word` lower-cased: ASCII words (nearly all) are folded on the stack, others
 /// through `str::to_lowercase`; both hash the same bytes a lower-cased copy would hold.
 fn hash_word(word: &str) -> u64 {
+    if word.is_ascii() {
+        hash_ascii_word(word.as_bytes())
+    } else {
+        SHINGLE_HASHER.hash_one(word.to_lowercase().as_bytes())
+    }
+}
+
+/// [`hash_word`] of an ASCII word, folded on the stack when it is short (nearly always).
+fn hash_ascii_word(word: &[u8]) -> u64 {
     const STACK: usize = 64;
-    if word.len() <= STACK && word.is_ascii() {
+    if word.len() <= STACK {
         let mut folded = [0u8; STACK];
         let folded = &mut folded[..word.len()];
-        folded.copy_from_slice(word.as_bytes());
+        folded.copy_from_slice(word);
         folded.make_ascii_lowercase();
         SHINGLE_HASHER.hash_one(&*folded)
     } else {
-        SHINGLE_HASHER.hash_one(word.to_lowercase().as_bytes())
+        SHINGLE_HASHER.hash_one(word.to_ascii_lowercase())
     }
 }
 
@@ -162,6 +193,22 @@ mod tests {
         assert_ne!(shingles("run cargo test"), shingles("test cargo run"));
         assert_eq!(shingles("two words").len(), 1);
         assert!(shingles("  ... ").is_empty());
+    }
+
+    #[test]
+    fn the_ascii_split_finds_the_words_the_unicode_split_finds() {
+        let long = "Y".repeat(70);
+        for text in [
+            "Run cargo_test, then PUSH.",
+            "  --x-- a1 _b_ 9.9 (c)d\te\nf ",
+            "",
+            "!!!",
+            "snake_case CamelCase kebab-case path/to/file.rs:42",
+            long.as_str(),
+        ] {
+            assert!(text.is_ascii());
+            assert_eq!(ascii_word_hashes(text), word_hashes(text), "{text:?}");
+        }
     }
 
     #[test]

@@ -99,14 +99,16 @@ pub(crate) fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
 
 /// Asks the CPU to start loading `row` into cache. Rescoring reads rows scattered across a
 /// tenant's vectors, which the hardware prefetcher cannot predict: fetching the next rows
-/// while one is scored overlaps their memory latency instead of paying it row after row.
+/// while one is scored overlaps their memory latency instead of paying it row after row. The
+/// int8 scans read in order, but faster than the hardware prefetcher alone feeds them once
+/// the codes have left the cache.
 #[inline]
-pub(crate) fn prefetch(row: &[f32]) {
+pub(crate) fn prefetch<T>(row: &[T]) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        const LINE_FLOATS: usize = 64 / size_of::<f32>();
-        for line in row.chunks(LINE_FLOATS) {
+        let line_items = (64 / size_of::<T>()).max(1);
+        for line in row.chunks(line_items) {
             // SAFETY: a prefetch is only a hint; it never faults, and `line` is in bounds.
             unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast()) };
         }
@@ -373,13 +375,25 @@ mod x86 {
         base: u64,
         top: &mut TopK,
     ) {
-        scan(
-            codes.chunks_exact(query.codes.len()),
-            admit,
-            base,
-            top,
-            |row, values| dot_u8_avx2(query, values) as f32 * (scales[row] * query.scale),
-        );
+        let dims = query.codes.len();
+        scan(codes.chunks_exact(dims), admit, base, top, |row, values| {
+            prefetch_row(codes, row + PREFETCH_ROWS_AHEAD, dims);
+            dot_u8_avx2(query, values) as f32 * (scales[row] * query.scale)
+        });
+    }
+
+    /// How far ahead of the row it scores an int8 scan asks for the next row's codes. A
+    /// scan of a segment no longer in the cache is bound by memory: the hardware prefetcher
+    /// alone leaves it waiting (measured on a Zen 3 whose L3 other tenants share: 29 ns a
+    /// 384-byte row cold, 22–24 ns with the rows requested 4–8 ahead).
+    const PREFETCH_ROWS_AHEAD: usize = 4;
+
+    /// [`prefetch`](super::prefetch)es row `row` of `codes` (rows of `dims` bytes), if any.
+    #[inline(always)]
+    fn prefetch_row(codes: &[u8], row: usize, dims: usize) {
+        if let Some(row) = codes.get(row * dims..(row + 1) * dims) {
+            super::prefetch(row);
+        }
     }
 
     /// `vpdpbusd`: 64 unsigned × signed byte products summed into 16 i32 lanes per step.
@@ -425,7 +439,10 @@ mod x86 {
             admit,
             base,
             top,
-            |row, values| dot_u8_vnni(query, values) as f32 * (scales[row] * query.scale),
+            |row, values| {
+                prefetch_row(codes, row + PREFETCH_ROWS_AHEAD, query.codes.len());
+                dot_u8_vnni(query, values) as f32 * (scales[row] * query.scale)
+            },
         );
     }
 
