@@ -107,7 +107,7 @@ pub(crate) fn prefetch<T>(row: &[T]) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let line_items = (64 / size_of::<T>()).max(1);
+        let line_items = (64 / size_of::<T>().max(1)).max(1);
         for line in row.chunks(line_items) {
             // SAFETY: a prefetch is only a hint; it never faults, and `line` is in bounds.
             unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast()) };
