@@ -160,13 +160,18 @@ impl ContextArchitect {
     }
 
     /// Applies every write notified so far to the result cache.
+    ///
+    /// The notifications are drained here, by the assemblies, not by a task of their own; so
+    /// a burst of writes between two assemblies (an import, the seeding of a store) overruns
+    /// the buffer in normal operation. The cache is then cleared, which is always correct, and
+    /// the event is not worth an operator's attention: it is logged at debug level.
     pub(crate) fn sync_cache(&self) {
         let mut changes = self.cache_changes.lock();
         loop {
             match changes.try_recv() {
                 Ok(change) => self.results.invalidate(&change.tenant_id, &change.scope),
                 Err(TryRecvError::Lagged(missed)) => {
-                    tracing::warn!(
+                    tracing::debug!(
                         missed,
                         "context cache missed change notifications; clearing it"
                     );

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use aeterna_context::{AssembleRequest, ContextConfig, ContextError, SourceDepth, Tokenizer};
 use aeterna_memory::{Identity, Layer};
 
-use crate::{Lcg, add, alice, open_temp};
+use crate::{Lcg, add, alice, globex, open_temp};
 
 fn request(query: &str, budget: usize) -> AssembleRequest {
     AssembleRequest {
@@ -271,10 +271,7 @@ async fn tenants_never_see_each_other() {
         &["The payment retry secret sauce is a fake clock."],
     )
     .await;
-    let other = Identity {
-        tenant_id: "globex".into(),
-        ..alice()
-    };
+    let other = globex();
     let context = architect
         .assemble(&other, request("payment retry fake clock", 4000))
         .await

@@ -2,16 +2,32 @@
 
 use std::sync::Arc;
 
-use aeterna_context::{AssembleRequest, CacheConfig, ContextConfig};
+use aeterna_context::{AssembleRequest, CacheConfig, ContextArchitect, ContextConfig};
 use aeterna_memory::{Identity, Layer, MemoryPatch};
 
-use crate::{add, alice, open_temp};
+use crate::{add, alice, globex, open_temp};
 
 fn request() -> AssembleRequest {
     AssembleRequest {
         query: "payment retry backoff".into(),
         ..AssembleRequest::default()
     }
+}
+
+/// Stores a project memory and caches the assembly of [`request`] over it, summaries
+/// generated first (generating them later would, rightly, invalidate the entry).
+async fn cache_an_assembly(architect: &ContextArchitect, who: &Identity) {
+    add(
+        architect,
+        who,
+        Layer::Project,
+        &["Payment retry uses exponential backoff."],
+    )
+    .await;
+    architect.refresh(who, None).await.expect("refresh");
+    architect.assemble(who, request()).await.expect("assemble");
+    architect.assemble(who, request()).await.expect("assemble");
+    assert_eq!(architect.metrics().cache_hits(), 1, "the entry is cached");
 }
 
 #[tokio::test]
@@ -71,16 +87,7 @@ async fn repeat_is_a_hit_and_a_write_to_a_read_scope_is_a_miss() {
 async fn writes_elsewhere_keep_the_entry() {
     let (_dir, architect) = open_temp(ContextConfig::default()).await;
     let who = alice();
-    add(
-        &architect,
-        &who,
-        Layer::Project,
-        &["Payment retry uses exponential backoff."],
-    )
-    .await;
-    // Summaries first: generating them later would (rightly) invalidate the entry.
-    architect.refresh(&who, None).await.expect("refresh");
-    architect.assemble(&who, request()).await.expect("assemble");
+    cache_an_assembly(&architect, &who).await;
 
     // Another project of the same tenant, and the same project of another tenant.
     let elsewhere = Identity {
@@ -94,10 +101,7 @@ async fn writes_elsewhere_keep_the_entry() {
         &["Billing retry uses a fixed delay."],
     )
     .await;
-    let other_tenant = Identity {
-        tenant_id: "globex".into(),
-        ..alice()
-    };
+    let other_tenant = globex();
     add(
         &architect,
         &other_tenant,
@@ -107,7 +111,42 @@ async fn writes_elsewhere_keep_the_entry() {
     .await;
 
     architect.assemble(&who, request()).await.expect("assemble");
-    assert_eq!(architect.metrics().cache_hits(), 1);
+    assert_eq!(architect.metrics().cache_hits(), 2);
+}
+
+/// More writes between two assemblies than the change buffer holds (4,096 notifications):
+/// the notification of the write that matters is dropped, so the whole cache must go.
+#[tokio::test]
+async fn a_burst_of_writes_past_the_change_buffer_clears_the_cache() {
+    let (_dir, architect) = open_temp(ContextConfig::default()).await;
+    let who = alice();
+    cache_an_assembly(&architect, &who).await;
+    let ids = add(
+        &architect,
+        &who,
+        Layer::Session,
+        &["Payment retry backoff is capped at 30 s."],
+    )
+    .await;
+    let other_tenant = globex();
+    let burst: Vec<String> = (0..4_200)
+        .map(|n| format!("Globex deploy note number {n}."))
+        .collect();
+    for chunk in burst.chunks(200) {
+        let texts: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        add(&architect, &other_tenant, Layer::Project, &texts).await;
+    }
+
+    let after = architect.assemble(&who, request()).await.expect("assemble");
+    assert_eq!(
+        architect.metrics().cache_misses(),
+        2,
+        "not served from the cache"
+    );
+    assert!(
+        after.sources.iter().any(|s| s.id == ids[0]),
+        "the memory whose notification was dropped is in the result"
+    );
 }
 
 #[tokio::test]

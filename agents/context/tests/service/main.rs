@@ -45,6 +45,14 @@ pub fn alice() -> Identity {
     }
 }
 
+/// Alice's identity in another tenant.
+pub fn globex() -> Identity {
+    Identity {
+        tenant_id: "globex".into(),
+        ..alice()
+    }
+}
+
 pub fn memory(layer: Layer, content: &str) -> NewMemory {
     NewMemory {
         layer,

@@ -17,7 +17,7 @@ use aeterna_context::{
 use aeterna_memory::embed::HashingEmbedder;
 use aeterna_memory::{Layer, MemoryConfig};
 
-use crate::{add, alice};
+use crate::{add, alice, globex};
 
 fn shared_redis() -> String {
     std::env::var("AETERNA_TEST_REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into())
@@ -144,10 +144,7 @@ async fn instances_share_entries_and_a_write_on_one_invalidates_the_other() {
     assert_eq!(b.assemble(&who, request()).await.expect("on b"), after);
 
     // Another tenant's write leaves the entry alone.
-    let globex = aeterna_memory::Identity {
-        tenant_id: "globex".into(),
-        ..alice()
-    };
+    let globex = globex();
     add(&b, &globex, Layer::Project, &["Payment retry at globex."]).await;
     b.writes_published().await;
     a.assemble(&who, request()).await.expect("assemble on a");
