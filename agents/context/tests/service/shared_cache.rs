@@ -144,8 +144,7 @@ async fn instances_share_entries_and_a_write_on_one_invalidates_the_other() {
     assert_eq!(b.assemble(&who, request()).await.expect("on b"), after);
 
     // Another tenant's write leaves the entry alone.
-    let globex = globex();
-    add(&b, &globex, Layer::Project, &["Payment retry at globex."]).await;
+    add(&b, &globex(), Layer::Project, &["Payment retry at globex."]).await;
     b.writes_published().await;
     a.assemble(&who, request()).await.expect("assemble on a");
     assert_eq!(a.metrics().cache_hits(), 2);
