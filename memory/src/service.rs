@@ -38,7 +38,7 @@ use crate::writes::Writes;
 pub use crate::config::{EmbedderChange, MemoryConfig, RetrievalConfig};
 
 /// Pending change notifications per subscriber before the slowest one starts missing some.
-const CHANGE_BUFFER: usize = 4096;
+pub const CHANGE_BUFFER: usize = 4096;
 
 /// Store sizes, for `/metrics`.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]

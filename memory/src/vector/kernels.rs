@@ -434,16 +434,11 @@ mod x86 {
         base: u64,
         top: &mut TopK,
     ) {
-        scan(
-            codes.chunks_exact(query.codes.len()),
-            admit,
-            base,
-            top,
-            |row, values| {
-                prefetch_row(codes, row + PREFETCH_ROWS_AHEAD, query.codes.len());
-                dot_u8_vnni(query, values) as f32 * (scales[row] * query.scale)
-            },
-        );
+        let dims = query.codes.len();
+        scan(codes.chunks_exact(dims), admit, base, top, |row, values| {
+            prefetch_row(codes, row + PREFETCH_ROWS_AHEAD, dims);
+            dot_u8_vnni(query, values) as f32 * (scales[row] * query.scale)
+        });
     }
 
     /// Every int8 kernel this CPU can run, with the largest query code each takes.

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use aeterna_context::{AssembleRequest, CacheConfig, ContextArchitect, ContextConfig};
+use aeterna_memory::service::CHANGE_BUFFER;
 use aeterna_memory::{Identity, Layer, MemoryPatch};
 
 use crate::{add, alice, globex, open_temp};
@@ -114,8 +115,8 @@ async fn writes_elsewhere_keep_the_entry() {
     assert_eq!(architect.metrics().cache_hits(), 2);
 }
 
-/// More writes between two assemblies than the change buffer holds (4,096 notifications):
-/// the notification of the write that matters is dropped, so the whole cache must go.
+/// More writes between two assemblies than the change buffer holds: the notification of the
+/// write that matters is dropped, so the whole cache must go.
 #[tokio::test]
 async fn a_burst_of_writes_past_the_change_buffer_clears_the_cache() {
     let (_dir, architect) = open_temp(ContextConfig::default()).await;
@@ -129,7 +130,7 @@ async fn a_burst_of_writes_past_the_change_buffer_clears_the_cache() {
     )
     .await;
     let other_tenant = globex();
-    let burst: Vec<String> = (0..4_200)
+    let burst: Vec<String> = (0..CHANGE_BUFFER + 100)
         .map(|n| format!("Globex deploy note number {n}."))
         .collect();
     for chunk in burst.chunks(200) {
