@@ -15,6 +15,11 @@
 //! machine of its own while the database and this generator keep the rest; `--levels 1,8`
 //! for other client counts; `--stateless` for requests of the 2026-07-28 protocol, which
 //! carry their version instead of a session, as the newest SDKs send them).
+//! To compare instance counts, compare throughput where neither grows with more clients
+//! (`--levels 128,256`): at 32, two instances see 16 clients each, so their write groups are
+//! half the size and each operation pays more round trips to the database (each costlier over
+//! TLS, which sqlx's default `sslmode=prefer` negotiates even on loopback when the server
+//! offers it; add `?sslmode=disable` to the URL to measure without).
 //! Bounded: a fixed number of operations per level, latencies kept in one preallocated vector.
 
 use std::io::{BufRead, BufReader};
