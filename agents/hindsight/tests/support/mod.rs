@@ -1,6 +1,10 @@
 //! Shared test support: a real memory service on SQLite in a temp dir, Hindsight on top, and
-//! the fixture corpus of real tool outputs.
+//! the fixture corpora of real tool outputs (the tuned one here, the held-out one in
+//! `heldout`); the recall protocol both recall tests run is in `protocol`.
 #![allow(dead_code)]
+
+pub mod heldout;
+pub mod protocol;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -57,8 +61,13 @@ pub fn fixture(path: &str) -> String {
 /// The corpus: `toolchain/class` → variant outputs (sorted by name). `multi` classes (several
 /// errors per output) are left out.
 pub fn corpus() -> BTreeMap<String, Vec<(String, String)>> {
+    corpus_in(&outputs_dir())
+}
+
+/// The corpus of the outputs under `root` (`root/<toolchain>/<class>/<variant>.txt`).
+pub fn corpus_in(root: &Path) -> BTreeMap<String, Vec<(String, String)>> {
     let mut classes: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    let root = outputs_dir();
+    let root = root.to_path_buf();
     for toolchain in std::fs::read_dir(&root).expect("outputs dir") {
         let toolchain = toolchain.expect("entry").path();
         if !toolchain.is_dir() {
@@ -103,8 +112,12 @@ pub struct Described {
 
 /// `toolchain/class` → its description, fix and second wordings.
 pub fn descriptions() -> BTreeMap<String, Described> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/descriptions.toml");
-    let text = std::fs::read_to_string(&path).expect("descriptions.toml");
+    descriptions_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/descriptions.toml"))
+}
+
+/// The descriptions in the file at `path` (the format of `fixtures/descriptions.toml`).
+pub fn descriptions_in(path: &Path) -> BTreeMap<String, Described> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
