@@ -26,6 +26,7 @@ fn search_request(query: String, layers: Option<Vec<Layer>>) -> SearchRequest {
         kinds: vec![],
         limit: 10,
         min_score: 0.0,
+        explain: false,
     }
 }
 

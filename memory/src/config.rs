@@ -1,6 +1,7 @@
 //! [`MemoryConfig`]: limits, retrieval tuning and storage settings. Every field has a default.
 
 use crate::follow::FollowConfig;
+use crate::retrieval::SignalWeights;
 use crate::storage::postgres::PostgresConfig;
 use crate::storage::sqlite::SqliteConfig;
 use crate::vector::{QdrantConfig, VectorIndexConfig};
@@ -26,7 +27,7 @@ pub struct MemoryConfig {
     /// and metadata with `[REDACTED:<kind>]` before anything is stored or embedded (true).
     pub redact_secrets: bool,
     /// What to do when the configured embedder differs from the one that made the stored
-    /// vectors (`refuse`).
+    /// vectors (`auto`).
     pub on_embedder_change: EmbedderChange,
     /// Records re-embedded per batch (256).
     pub reembed_batch: usize,
@@ -52,7 +53,7 @@ impl Default for MemoryConfig {
             max_query_bytes: 8 * 1024,
             max_id_bytes: 256,
             redact_secrets: true,
-            on_embedder_change: EmbedderChange::Refuse,
+            on_embedder_change: EmbedderChange::Auto,
             reembed_batch: 256,
             retrieval: RetrievalConfig::default(),
             vectors: VectorIndexConfig::default(),
@@ -68,14 +69,18 @@ impl Default for MemoryConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EmbedderChange {
-    /// Fail to open, saying how to proceed.
+    /// Re-embed when the new embedder runs in this process (the static table, hashing, a local
+    /// model: no cost but CPU, and an upgrade that changes the default embedder just works);
+    /// refuse when it is a remote API, whose calls cost money and time.
     #[default]
+    Auto,
+    /// Fail to open, saying how to proceed.
     Refuse,
     /// Re-embed every stored record with the new embedder (batched, resumable) while opening.
     Reembed,
 }
 
-/// Hybrid retrieval tuning.
+/// Retrieval tuning (see [`crate::retrieval`]).
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RetrievalConfig {
@@ -85,11 +90,20 @@ pub struct RetrievalConfig {
     pub candidates_per_hit: usize,
     /// ... and at least this many (40).
     pub min_candidates: usize,
-    /// How much full lexical coverage contributes to the score (0.6); see
-    /// [`crate::retrieval`].
-    pub lexical_weight: f32,
+    /// The best this many fused candidates (or `limit`, if larger) are rescored (60).
+    pub rerank_depth: usize,
     /// Query words beyond this many are ignored by the lexical retriever (32).
     pub max_query_terms: usize,
+    /// The memories written just before and after the best this many candidates join the
+    /// candidates, and lend them their score as the `neighbour` signal (10; 0 turns it off).
+    pub neighbours: usize,
+    /// Hits this similar to a better one (static embedding cosine) and with the same details
+    /// (numbers, names, identifiers) fold onto the oldest of them (0.92); 1 or more turns
+    /// folding off.
+    pub duplicate_similarity: f32,
+    /// The weights of the final score; the defaults are fitted (see
+    /// [`crate::retrieval::rank`]).
+    pub weights: SignalWeights,
 }
 
 impl Default for RetrievalConfig {
@@ -98,8 +112,11 @@ impl Default for RetrievalConfig {
             rrf_k: 60.0,
             candidates_per_hit: 4,
             min_candidates: 40,
-            lexical_weight: 0.6,
+            rerank_depth: 60,
             max_query_terms: 32,
+            neighbours: 10,
+            duplicate_similarity: 0.92,
+            weights: SignalWeights::default(),
         }
     }
 }

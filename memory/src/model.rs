@@ -273,7 +273,7 @@ pub struct MemoryFilter {
 }
 
 /// A hybrid (lexical + vector) search.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SearchRequest {
     pub query: String,
     /// Restrict to these layers (resolved to scopes through the identity); `None` means all
@@ -287,6 +287,9 @@ pub struct SearchRequest {
     /// Drop hits scoring below this (0..1).
     #[serde(default)]
     pub min_score: f32,
+    /// Report each hit's signals ([`SearchExplanation`]).
+    #[serde(default)]
+    pub explain: bool,
 }
 
 /// One search result.
@@ -296,8 +299,28 @@ pub struct SearchHit {
     pub record: MemoryRecord,
     /// The layer it was found in (the same as `record.layer`).
     pub layer: Layer,
-    /// Relevance in 0..1, comparable across queries (fused lexical and vector evidence).
+    /// Relevance in 0..1, comparable across queries: the estimated probability that this memory
+    /// answers the query.
     pub score: f32,
+    /// Why it was found: each signal's value (only when the search asked to `explain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<SearchExplanation>,
+    /// Near-duplicates of this memory that were folded into this hit (it is the oldest of them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub duplicates: Vec<Uuid>,
+}
+
+/// The evidence behind a hit: every signal in 0..1 (see `aeterna_memory::retrieval::signals`)
+/// and where the first stage ranked it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SearchExplanation {
+    pub signals: crate::retrieval::Signals,
+    /// Rank in the lexical (BM25) list, from 1; absent when BM25 did not return it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lexical_rank: Option<usize>,
+    /// Rank in the vector list, from 1; absent when the vector index did not return it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semantic_rank: Option<usize>,
 }
 
 /// A page of a listing.

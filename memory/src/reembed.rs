@@ -2,7 +2,8 @@
 //!
 //! `memory_meta.embedder_id` names the embedder whose vectors are stored. Opening with a
 //! different embedder either refuses, with a message saying what to do, or re-embeds every
-//! record in batches ([`EmbedderChange`]). A re-embedding records its target first
+//! record in batches ([`EmbedderChange`]; by default it re-embeds when the new embedder runs in
+//! process and refuses for a remote API). A re-embedding records its target first
 //! (`reembed_pending`) and converts only records not yet made by the target, so an interrupted
 //! one resumes where it stopped and is never mistaken for a finished one.
 
@@ -35,23 +36,28 @@ pub(crate) async fn prepare(
         records.set_meta(PENDING_KEY, "").await?;
         return Ok(());
     }
-    match config.on_embedder_change {
-        EmbedderChange::Refuse => Err(MemoryError::EmbedderMismatch(match pending {
-            Some(target) => format!(
-                "a re-embedding of the {count} stored memories with embedder `{target}` was interrupted, and the \
+    let reembed = match config.on_embedder_change {
+        EmbedderChange::Auto => embedder.is_local(),
+        EmbedderChange::Refuse => false,
+        EmbedderChange::Reembed => true,
+    };
+    if reembed {
+        return reembed_all(records, embedder, config, count).await;
+    }
+    Err(MemoryError::EmbedderMismatch(match pending {
+        Some(target) => format!(
+            "a re-embedding of the {count} stored memories with embedder `{target}` was interrupted, and the \
                  configured embedder is `{active}`; set `on_embedder_change = \"reembed\"` in the memory \
                  configuration to finish re-embedding them with `{active}`"
-            ),
-            None => format!(
-                "the {count} stored memories were embedded with `{}`, but the configured embedder is `{active}`, \
+        ),
+        None => format!(
+            "the {count} stored memories were embedded with `{}`, but the configured embedder is `{active}`, \
                  and vectors of different embedders are never mixed; configure `{0}` again, or set \
                  `on_embedder_change = \"reembed\"` in the memory configuration to re-embed them all with \
                  `{active}` when the server starts",
-                stored.as_deref().unwrap_or("an unknown embedder")
-            ),
-        })),
-        EmbedderChange::Reembed => reembed_all(records, embedder, config, count).await,
-    }
+            stored.as_deref().unwrap_or("an unknown embedder")
+        ),
+    }))
 }
 
 async fn reembed_all(

@@ -7,7 +7,6 @@
 //! vector-index update, so the index applies writes in commit order; concurrent adds share a
 //! transaction ([`crate::writes`]). Embedding happens before the lock is taken.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,9 +19,8 @@ use crate::error::{MemoryError, Result};
 use crate::follow::Follower;
 use crate::model::{
     AddOutcome, Identity, ListRequest, MemoryChange, MemoryFilter, MemoryPatch, MemoryRecord,
-    NewMemory, Page, SearchHit, SearchRequest, now_millis,
+    NewMemory, Page, now_millis,
 };
-use crate::retrieval;
 use crate::storage::Database;
 use crate::storage::postgres::{PgDatabase, PgRecordStore};
 use crate::storage::sqlite::{SqliteDatabase, SqliteRecordStore};
@@ -36,6 +34,8 @@ use crate::vector::{
 use crate::writes::Writes;
 
 pub use crate::config::{EmbedderChange, MemoryConfig, RetrievalConfig};
+
+mod search;
 
 /// Pending change notifications per subscriber before the slowest one starts missing some.
 pub const CHANGE_BUFFER: usize = 4096;
@@ -458,109 +458,6 @@ impl MemoryService {
             .get(tenant_id, id)
             .await?
             .ok_or_else(|| MemoryError::NotFound(id.to_string()))
-    }
-
-    /// Hybrid retrieval: BM25 and vector similarity fused by reciprocal rank; see
-    /// [`crate::retrieval`] for how scores are computed.
-    pub async fn search(&self, who: &Identity, request: SearchRequest) -> Result<Vec<SearchHit>> {
-        let tenant_id = validate::tenant(who)?;
-        let limit = validate::limit("limit", request.limit, &self.config)?;
-        if request.query.len() > self.config.max_query_bytes {
-            return Err(MemoryError::invalid(format!(
-                "`query` is {} bytes; the limit is {} bytes (max_query_bytes)",
-                request.query.len(),
-                self.config.max_query_bytes
-            )));
-        }
-        if !(0.0..=1.0).contains(&request.min_score) {
-            return Err(MemoryError::invalid(format!(
-                "`min_score` is {}; use a relevance between 0 and 1",
-                request.min_score
-            )));
-        }
-        let filter = MemoryFilter {
-            scopes: validate::scopes(who, request.layers.as_deref(), &self.config)?,
-            tags: validate::tags("tags", &request.tags, &self.config)?,
-            kinds: validate::kinds("kinds", &request.kinds, &self.config)?,
-        };
-        if !retrieval::is_searchable(&request.query) || filter.scopes.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.catch_up().await?;
-
-        let retrieval = &self.config.retrieval;
-        let candidates = (limit * retrieval.candidates_per_hit).max(retrieval.min_candidates);
-        let terms = retrieval::query_terms(&request.query, retrieval.max_query_terms);
-        let vector_side = async {
-            let query = self
-                .embed(&[request.query.as_str()])
-                .await?
-                .pop()
-                .expect("one vector");
-            let hits = self
-                .vectors
-                .search(tenant_id, &query, &filter, candidates)
-                .await?;
-            Ok::<_, MemoryError>((query, hits))
-        };
-        let lexical_side = self
-            .records
-            .lexical_search(tenant_id, &terms, &filter, candidates);
-        let ((query, vector_hits), lexical_hits) = tokio::try_join!(vector_side, lexical_side)?;
-
-        let mut fused = retrieval::fuse(&vector_hits, &lexical_hits, retrieval);
-        let missing: Vec<Uuid> = fused
-            .iter()
-            .filter(|c| c.cosine.is_none())
-            .map(|c| c.id)
-            .collect();
-        if !missing.is_empty() {
-            let similarities = self
-                .vectors
-                .similarities(tenant_id, &query, &missing)
-                .await?;
-            let by_id: HashMap<Uuid, Option<f32>> = missing.into_iter().zip(similarities).collect();
-            for candidate in fused.iter_mut().filter(|c| c.cosine.is_none()) {
-                candidate.cosine = by_id.get(&candidate.id).copied().flatten();
-            }
-        }
-
-        let calibration = self.embedder.calibration();
-        let mut scored: Vec<(retrieval::Candidate, f32)> = fused
-            .into_iter()
-            .map(|c| {
-                let score =
-                    retrieval::score(&calibration, c.cosine.unwrap_or(0.0), c.lexical, retrieval);
-                (c, score)
-            })
-            .collect();
-        retrieval::order(&mut scored);
-        let chosen: Vec<(Uuid, f32)> = scored
-            .into_iter()
-            .filter(|(_, score)| *score >= request.min_score)
-            .take(limit)
-            .map(|(candidate, score)| (candidate.id, score))
-            .collect();
-        let ids: Vec<Uuid> = chosen.iter().map(|(id, _)| *id).collect();
-        let mut records: HashMap<Uuid, MemoryRecord> = self
-            .records
-            .get_many(tenant_id, &ids)
-            .await?
-            .into_iter()
-            .map(|r| (r.id, r))
-            .collect();
-        Ok(chosen
-            .into_iter()
-            .filter_map(|(id, score)| {
-                // A record deleted since the candidates were found is skipped.
-                let record = records.remove(&id)?;
-                Some(SearchHit {
-                    layer: record.layer,
-                    record,
-                    score,
-                })
-            })
-            .collect())
     }
 
     /// A page of records, newest first.

@@ -124,6 +124,7 @@ fn assemble(c: &mut Criterion) {
                 kinds: vec![],
                 limit: 100,
                 min_score: 0.3,
+                explain: false,
             };
             let start = Instant::now();
             std::hint::black_box(memory.search(&who(), search).await.unwrap());

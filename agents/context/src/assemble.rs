@@ -172,6 +172,7 @@ impl ContextArchitect {
                 kinds: Vec::new(),
                 limit,
                 min_score: plan.min_relevance,
+                explain: false,
             },
         );
         let summaries = futures::future::try_join_all(

@@ -17,7 +17,9 @@ pub const MAX_TOKEN_BUDGET: usize = 32_000;
 pub struct ContextConfig {
     /// `token_budget` when the caller gives none (4000).
     pub default_token_budget: usize,
-    /// `min_relevance` when the caller gives none (0.3): memories scoring below are dropped.
+    /// `min_relevance` when the caller gives none (0.1): memories scoring below are dropped.
+    /// Search scores are calibrated probabilities of relevance; off-topic memories score
+    /// under 0.1 and a memory that answers the query mostly well above it.
     pub min_relevance: f32,
     /// Items at or above this relevance (0.75) may end assembly early: once they alone fill
     /// the budget, nothing less relevant is considered.
@@ -43,7 +45,7 @@ impl Default for ContextConfig {
     fn default() -> Self {
         ContextConfig {
             default_token_budget: 4000,
-            min_relevance: 0.3,
+            min_relevance: 0.1,
             high_relevance: 0.75,
             recency_weight: 0.15,
             recency_half_life_hours: 168.0,
@@ -210,7 +212,7 @@ mod tests {
     fn defaults_are_the_design_numbers_and_valid() {
         let config = ContextConfig::default();
         assert_eq!(config.default_token_budget, 4000);
-        assert_eq!(config.min_relevance, 0.3);
+        assert_eq!(config.min_relevance, 0.1);
         assert_eq!(config.cache.ttl_secs, 300);
         assert_eq!(config.summaries.budget(Depth::Paragraph), 200);
         config.validate().expect("defaults are valid");

@@ -7,6 +7,8 @@
 //!   from four sources, exact scoring, rank fusion, resolution lookup in SQLite) against 10,000
 //!   stored signatures, embedded profile; p50/p95/p99 are printed for raw output, bare
 //!   messages and descriptions;
+//! * `query_static/…`: the same with the product's default embedder, the static token table
+//!   distilled from all-MiniLM-L6-v2 (`StaticEmbedder`);
 //! * with `--features local-model` and `AETERNA_TEST_MODEL_DIR` set, the same with the local
 //!   sentence-transformers model (`query_local_model`), whose embedding of the query dominates.
 //!
@@ -21,7 +23,7 @@ use aeterna_hindsight::{
     CaptureRequest, ErrorSignature, HindsightConfig, HindsightService, QueryRequest,
     ResolveRequest, extract,
 };
-use aeterna_memory::embed::{Embedder, HashingEmbedder};
+use aeterna_memory::embed::{Embedder, HashingEmbedder, StaticEmbedder};
 use aeterna_memory::{Identity, MemoryConfig, MemoryService};
 use criterion::{Criterion, criterion_group, criterion_main};
 
@@ -302,6 +304,7 @@ fn query_with(c: &mut Criterion, label: &str, embedder: Arc<dyn Embedder>) {
 
 fn query(c: &mut Criterion) {
     query_with(c, "hashing", Arc::new(HashingEmbedder::default()));
+    query_with(c, "static", Arc::new(StaticEmbedder::new()));
     #[cfg(feature = "local-model")]
     match std::env::var_os("AETERNA_TEST_MODEL_DIR") {
         Some(dir) => {

@@ -107,7 +107,8 @@ impl MetaService {
             tags: Vec::new(),
             kinds: vec![aeterna_memory::kind::NOTE.to_owned()],
             limit: self.config.max_notes,
-            min_score: 0.2,
+            min_score: 0.1,
+            explain: false,
         };
         match self.memory.search(who, request).await {
             Ok(hits) => hits

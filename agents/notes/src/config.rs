@@ -201,7 +201,8 @@ pub struct DistillConfig {
     /// Earlier notes of the project linked from a new note's "Related notes" section, at most
     /// (5). 0 leaves the section empty and skips the search.
     pub related_notes: usize,
-    /// Search score (0..1) an earlier note needs to be linked as related (0.3).
+    /// Search score (a calibrated probability of relevance) an earlier note needs to be linked
+    /// as related (0.15).
     pub related_min_score: f32,
 }
 
@@ -212,7 +213,7 @@ impl Default for DistillConfig {
             max_events_per_note: 200,
             flush_timeout_ms: 5_000,
             related_notes: 5,
-            related_min_score: 0.3,
+            related_min_score: 0.15,
         }
     }
 }

@@ -268,6 +268,7 @@ impl Distillery {
             kinds: vec![kind::NOTE.to_owned()],
             limit: wanted + 1,
             min_score: self.config.related_min_score,
+            explain: false,
         };
         match self.memory.search(who, request).await {
             Ok(hits) => hits

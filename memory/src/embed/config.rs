@@ -10,7 +10,9 @@ use super::{Embedder, HashingEmbedder, OpenAiConfig, OpenAiEmbedder};
 /// The embedder, selected by `provider`:
 ///
 /// ```toml
-/// provider = "hashing"          # the default: no download, no network
+/// provider = "static"           # the default: compiled in, no download, no network
+///
+/// provider = "hashing"          # feature hashing
 /// dimensions = 384
 ///
 /// provider = "openai"           # any OpenAI-compatible /v1/embeddings endpoint
@@ -24,6 +26,7 @@ use super::{Embedder, HashingEmbedder, OpenAiConfig, OpenAiEmbedder};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "provider", rename_all = "snake_case")]
 pub enum EmbedderConfig {
+    Static,
     Hashing {
         #[serde(default = "default_hashing_dimensions")]
         dimensions: usize,
@@ -42,15 +45,14 @@ fn default_hashing_dimensions() -> usize {
 
 impl Default for EmbedderConfig {
     fn default() -> Self {
-        EmbedderConfig::Hashing {
-            dimensions: default_hashing_dimensions(),
-        }
+        EmbedderConfig::Static
     }
 }
 
 /// Builds the configured embedder.
 pub fn build_embedder(config: &EmbedderConfig) -> anyhow::Result<Arc<dyn Embedder>> {
     Ok(match config {
+        EmbedderConfig::Static => Arc::new(super::StaticEmbedder::new()),
         EmbedderConfig::Hashing { dimensions } => Arc::new(HashingEmbedder::new(*dimensions)),
         EmbedderConfig::OpenAi(openai) => Arc::new(OpenAiEmbedder::new(openai.clone())?),
         #[cfg(feature = "local-model")]
@@ -92,7 +94,9 @@ mod tests {
     #[test]
     fn configs_parse_from_json_with_defaults() {
         let hashing: EmbedderConfig = serde_json::from_str(r#"{"provider": "hashing"}"#).unwrap();
-        assert_eq!(hashing, EmbedderConfig::default());
+        assert_eq!(hashing, EmbedderConfig::Hashing { dimensions: 384 });
+        let default: EmbedderConfig = serde_json::from_str(r#"{"provider": "static"}"#).unwrap();
+        assert_eq!(default, EmbedderConfig::default());
         let openai: EmbedderConfig = serde_json::from_str(
             r#"{"provider": "openai", "base_url": "http://localhost:11434/v1", "model": "nomic-embed-text", "dimensions": 768}"#,
         )

@@ -1,6 +1,9 @@
 //! Text embedders. Every stored vector records the id of the embedder that made it.
 //!
-//! * [`HashingEmbedder`]: the default; feature hashing, no download, no network.
+//! * [`StaticEmbedder`]: the default; a static token-embedding table distilled from
+//!   all-MiniLM-L6-v2 and compiled into the binary ([`StaticModel`], which also serves
+//!   retrieval's late interaction). No download, no network.
+//! * [`HashingEmbedder`]: feature hashing, the fallback and the tests' embedder.
 //! * [`OpenAiEmbedder`]: any OpenAI-compatible `/v1/embeddings` endpoint (OpenAI, Ollama, vLLM).
 //! * `LocalModelEmbedder` (feature `local-model`): a sentence-transformers BERT directory run
 //!   with candle.
@@ -12,12 +15,16 @@ mod hashing;
 #[cfg(feature = "local-model")]
 mod local;
 mod openai;
+mod static_model;
+pub mod wordpiece;
+mod wordpiece_tables;
 
 pub use config::{EmbedderConfig, build_embedder};
 pub use hashing::HashingEmbedder;
 #[cfg(feature = "local-model")]
 pub use local::LocalModelEmbedder;
 pub use openai::{OpenAiConfig, OpenAiEmbedder};
+pub use static_model::{StaticEmbedder, StaticModel};
 
 /// Turns texts into unit-length vectors.
 #[async_trait::async_trait]
@@ -27,6 +34,12 @@ pub trait Embedder: Send + Sync {
     fn id(&self) -> &str;
     fn dimensions(&self) -> usize;
     async fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>>;
+
+    /// Whether it runs in this process (no network, no per-call cost): then a data directory
+    /// made by another embedder is re-embedded with it by default.
+    fn is_local(&self) -> bool {
+        true
+    }
 
     /// How this embedder's cosine similarities map to relevance; see [`Calibration`].
     fn calibration(&self) -> Calibration {
@@ -99,4 +112,15 @@ pub fn normalize(vector: &mut [f32]) {
     if norm > 0.0 {
         vector.iter_mut().for_each(|x| *x /= norm);
     }
+}
+
+/// The model directory of the tests that need a real model, from `AETERNA_TEST_MODEL_DIR`;
+/// `None` (and a `SKIPPED` line) when it is not set.
+#[cfg(test)]
+pub(crate) fn test_model_dir() -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("AETERNA_TEST_MODEL_DIR").map(std::path::PathBuf::from);
+    if dir.is_none() {
+        eprintln!("SKIPPED: AETERNA_TEST_MODEL_DIR is not set");
+    }
+    dir
 }

@@ -264,6 +264,10 @@ impl OpenAiEmbedder {
 
 #[async_trait::async_trait]
 impl Embedder for OpenAiEmbedder {
+    fn is_local(&self) -> bool {
+        false
+    }
+
     fn id(&self) -> &str {
         &self.id
     }

@@ -1,5 +1,6 @@
 //! SQL shared by the SQL backends: conditions for a [`MemoryFilter`], appended to a query over
-//! `memories m`, the `UPDATE` of a [`RecordChange`] and the page query of a [`ListQuery`].
+//! `memories m`, the `UPDATE` of a [`RecordChange`], the page query of a [`ListQuery`] and the
+//! neighbours of records.
 //! [`QueryBuilder`] writes each database's placeholders.
 
 use sqlx::{Database, Encode, QueryBuilder, Type};
@@ -34,6 +35,38 @@ where
     builder
         .push(" ORDER BY m.seq DESC LIMIT ")
         .push_bind(query.limit as i64 + 1);
+    builder
+}
+
+/// For each record of `ids`, the ids of the records of the same scope and kind written just
+/// before and just after it (`id`, `previous`, `next`; absent neighbours are NULL). Each
+/// neighbour is one step of the `(tenant_id, layer, scope_id, seq)` index.
+pub(crate) fn adjacent_statement<DB>(tenant_id: &str, ids: &[uuid::Uuid]) -> QueryBuilder<DB>
+where
+    DB: Database,
+    DB::Arguments: Default,
+    for<'t> String: Encode<'t, DB> + Type<DB>,
+{
+    let neighbour = |name: &str, direction: &str, order: &str| {
+        format!(
+            "(SELECT {name}.id FROM memories {name} WHERE {name}.tenant_id = m.tenant_id \
+             AND {name}.layer = m.layer AND {name}.scope_id = m.scope_id \
+             AND {name}.kind = m.kind AND {name}.seq {direction} m.seq \
+             ORDER BY {name}.seq {order} LIMIT 1)"
+        )
+    };
+    let mut builder = QueryBuilder::<DB>::new(format!(
+        "SELECT m.id, {}, {} FROM memories m WHERE m.tenant_id = ",
+        neighbour("p", "<", "DESC"),
+        neighbour("n", ">", "ASC"),
+    ));
+    builder.push_bind(tenant_id.to_string());
+    builder.push(" AND m.id IN (");
+    let mut list = builder.separated(", ");
+    for id in ids {
+        list.push_bind(id.to_string());
+    }
+    builder.push(")");
     builder
 }
 

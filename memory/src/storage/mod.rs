@@ -94,6 +94,15 @@ pub struct LexicalHit {
     pub relevance: f32,
 }
 
+/// The records written just before and after one record in its scope (same layer, scope id
+/// and kind): its neighbours in a conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Adjacent {
+    pub id: Uuid,
+    pub previous: Option<Uuid>,
+    pub next: Option<Uuid>,
+}
+
 /// A durable vector, with the position to continue paging from.
 #[derive(Debug, Clone)]
 pub struct StoredVector {
@@ -162,6 +171,12 @@ pub trait RecordStore: Send + Sync {
     async fn delete(&self, tenant_id: &str, id: Uuid) -> Result<Option<MemoryRecord>>;
 
     async fn list(&self, tenant_id: &str, query: &ListQuery) -> Result<ListPage>;
+
+    /// The neighbours of the records of `ids` that exist in `tenant_id`, in no particular
+    /// order. A store that keeps no write order answers none.
+    async fn adjacent(&self, _tenant_id: &str, _ids: &[Uuid]) -> Result<Vec<Adjacent>> {
+        Ok(Vec::new())
+    }
 
     /// The best `limit` lexical matches of any of `terms` (plain words; the store quotes
     /// them for its query language), best first.

@@ -136,3 +136,15 @@ mod tests {
         assert!(blob_to_vector(&[0, 1, 2]).is_err());
     }
 }
+
+/// An [`crate::storage::Adjacent`] from a row of
+/// [`crate::storage::filter::adjacent_statement`].
+pub(crate) fn adjacent(
+    (id, previous, next): (String, Option<String>, Option<String>),
+) -> Result<crate::storage::Adjacent> {
+    Ok(crate::storage::Adjacent {
+        id: parse_id(&id)?,
+        previous: previous.as_deref().map(parse_id).transpose()?,
+        next: next.as_deref().map(parse_id).transpose()?,
+    })
+}

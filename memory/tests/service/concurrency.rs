@@ -33,6 +33,7 @@ async fn concurrent_adds_lose_nothing() {
                         kinds: vec![],
                         limit: 5,
                         min_score: 0.0,
+                        explain: false,
                     };
                     service.search(&who, request).await.unwrap();
                 }

@@ -40,6 +40,7 @@ async fn add_get_search_delete_round_trip() {
                 kinds: vec![],
                 limit: 5,
                 min_score: 0.0,
+                explain: false,
             },
         )
         .await
@@ -209,6 +210,7 @@ async fn limits_are_enforced_with_errors_naming_field_and_limit() {
         kinds: vec![],
         limit,
         min_score: 0.0,
+        explain: false,
     };
     assert!(invalid(service.search(&who, request(6)).await).contains("1 to 5"));
     assert!(invalid(service.search(&who, request(0)).await).contains("`limit`"));
@@ -243,6 +245,7 @@ async fn a_layer_without_scope_is_refused() {
         kinds: vec![],
         limit: 3,
         min_score: 0.0,
+        explain: false,
     };
     assert!(matches!(
         service.search(&who, request.clone()).await,
@@ -317,6 +320,7 @@ async fn updates_change_content_vector_and_tags_and_refuse_duplicates() {
         kinds: vec![],
         limit: 1,
         min_score: 0.0,
+        explain: false,
     };
     let hits = service
         .search(&who, search("when do database migrations run"))
@@ -382,6 +386,7 @@ async fn reads_after_a_change_see_the_change() {
         kinds: vec![],
         limit: 5,
         min_score: 0.0,
+        explain: false,
     };
     assert_eq!(service.get(&who, record.id).await.unwrap(), record);
     let hits = service.search(&who, search.clone()).await.unwrap();
@@ -494,6 +499,7 @@ async fn secrets_are_redacted_before_storage_and_embedding() {
                 kinds: vec![],
                 limit: 5,
                 min_score: 0.0,
+                explain: false,
             },
         )
         .await

@@ -140,12 +140,18 @@ async fn a_different_embedder_re_embeds_every_record_when_configured() {
                 tags: vec![],
                 kinds: vec![],
                 limit: 5,
-                min_score: 0.3,
+                min_score: 0.0,
+                explain: true,
             },
         )
         .await
         .unwrap();
-    assert_eq!(hits.len(), 5, "the re-embedded vectors are searchable");
+    assert_eq!(hits.len(), 5);
+    assert!(
+        hits.iter()
+            .all(|hit| hit.explain.as_ref().unwrap().semantic_rank.is_some()),
+        "the re-embedded vectors are searchable"
+    );
     drop(service);
     // Now 256 is the stored embedder, even under the refuse policy.
     open_with(
@@ -155,6 +161,56 @@ async fn a_different_embedder_re_embeds_every_record_when_configured() {
     )
     .await
     .unwrap();
+}
+
+/// A hashing embedder that says it is a remote API, whose calls cost money.
+struct Remote(HashingEmbedder);
+
+#[async_trait::async_trait]
+impl Embedder for Remote {
+    fn id(&self) -> &str {
+        self.0.id()
+    }
+    fn dimensions(&self) -> usize {
+        self.0.dimensions()
+    }
+    fn is_local(&self) -> bool {
+        false
+    }
+    async fn embed(&self, texts: &[&str]) -> anyhow::Result<Vec<Vec<f32>>> {
+        self.0.embed(texts).await
+    }
+}
+
+#[tokio::test]
+async fn by_default_a_local_embedder_re_embeds_and_a_remote_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    fill(dir.path(), 12).await;
+    assert_eq!(
+        MemoryConfig::default().on_embedder_change,
+        EmbedderChange::Auto
+    );
+    let error = open_with(
+        dir.path(),
+        Arc::new(Remote(HashingEmbedder::new(256))),
+        EmbedderChange::Auto,
+    )
+    .await
+    .err()
+    .unwrap();
+    let MemoryError::EmbedderMismatch(message) = &error else {
+        panic!("{error:?}")
+    };
+    assert!(message.contains("12 stored memories"), "{message}");
+
+    let service = open_with(
+        dir.path(),
+        Arc::new(HashingEmbedder::new(256)),
+        EmbedderChange::Auto,
+    )
+    .await
+    .unwrap();
+    assert_eq!(embedder_ids(&service).await, ["hash-v1-256"]);
 }
 
 #[tokio::test]

@@ -17,6 +17,7 @@ fn search(text: &str) -> SearchRequest {
         kinds: Vec::new(),
         limit: 5,
         min_score: 0.0,
+        explain: false,
     }
 }
 

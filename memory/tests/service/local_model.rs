@@ -88,6 +88,7 @@ async fn the_memory_service_finds_memories_by_meaning_with_the_local_model() {
         kinds: vec![],
         limit: 3,
         min_score: 0.0,
+        explain: false,
     };
     let hits = service.search(&alice(), request).await.unwrap();
     assert_eq!(hits[0].record.content.as_deref(), Some(texts[0]));

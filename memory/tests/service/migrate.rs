@@ -23,6 +23,7 @@ fn search(query: &str) -> SearchRequest {
         kinds: Vec::new(),
         limit: 5,
         min_score: 0.0,
+        explain: false,
     }
 }
 

@@ -15,6 +15,7 @@ fn search(text: &str) -> SearchRequest {
         kinds: vec![],
         limit: 3,
         min_score: 0.0,
+        explain: false,
     }
 }
 

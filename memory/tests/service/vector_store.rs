@@ -320,6 +320,7 @@ async fn qdrant_repairs_drift_from_the_record_store() {
                 kinds: Vec::new(),
                 limit: 1,
                 min_score: 0.0,
+                explain: false,
             },
         )
         .await

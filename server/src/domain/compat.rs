@@ -171,6 +171,7 @@ pub async fn retrieve(
                 kinds: Vec::new(),
                 limit: limit.min(max_page_size.max(1)),
                 min_score: 0.0,
+                explain: false,
             },
         )
         .await?;

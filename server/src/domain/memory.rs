@@ -61,9 +61,16 @@ pub struct SearchArgs {
     /// Most results to return (default 10).
     #[serde(default)]
     pub limit: Option<usize>,
-    /// Drop results scoring below this relevance, from 0 to 1 (default 0).
+    /// Drop results scoring below this relevance, from 0 to 1 (default 0). The score estimates
+    /// the probability that a memory answers the query, so 0.5 keeps what is more likely
+    /// relevant than not, for any query.
     #[serde(default)]
     pub min_score: Option<f32>,
+    /// Say why each hit was found: every signal's value (semantic, lexical, coverage,
+    /// proximity, interaction, entity, speaker, time, brevity, neighbour) and its first-stage
+    /// ranks.
+    #[serde(default)]
+    pub explain: bool,
     #[serde(flatten)]
     pub identity: IdentityFields,
 }
@@ -183,6 +190,7 @@ pub async fn search(
                 kinds: Vec::new(),
                 limit: args.limit.unwrap_or(DEFAULT_SEARCH_LIMIT),
                 min_score,
+                explain: args.explain,
             },
         )
         .await?;

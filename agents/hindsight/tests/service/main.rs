@@ -270,6 +270,7 @@ async fn resolutions_become_searchable_hindsight_notes() {
                 kinds: vec![kind::HINDSIGHT.into()],
                 limit: 5,
                 min_score: 0.0,
+                explain: false,
             },
         )
         .await

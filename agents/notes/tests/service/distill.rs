@@ -72,6 +72,7 @@ async fn a_realistic_trajectory_becomes_a_project_note() {
                 kinds: vec![],
                 limit: 5,
                 min_score: 0.0,
+                explain: false,
             },
         )
         .await

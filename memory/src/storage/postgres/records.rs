@@ -9,13 +9,13 @@ use uuid::Uuid;
 use super::{PgDatabase, PostgresConfig};
 use crate::error::{MemoryError, Result};
 use crate::model::{MemoryFilter, MemoryRecord, Scope, now_millis};
-use crate::storage::filter::{list_statement, push_filter, update_statement};
+use crate::storage::filter::{adjacent_statement, list_statement, push_filter, update_statement};
 use crate::storage::rows::{
-    RECORD_COLUMNS, blob_to_vector, conflict_without_duplicate, list_page, parse_id, parse_layer,
-    parse_tags, record, vector_to_blob,
+    self as rows, RECORD_COLUMNS, blob_to_vector, conflict_without_duplicate, list_page, parse_id,
+    parse_layer, parse_tags, record, vector_to_blob,
 };
 use crate::storage::{
-    ChangedRecord, Inserted, LexicalHit, ListPage, ListQuery, NewRecord, RecordChange,
+    Adjacent, ChangedRecord, Inserted, LexicalHit, ListPage, ListQuery, NewRecord, RecordChange,
     RecordCounts, RecordStore, StaleRecord, StoredVector, UpdateOutcome, bm25,
 };
 use crate::vector::VectorEntry;
@@ -517,6 +517,19 @@ impl RecordStore for PgRecordStore {
     /// the counters the writes keep (migration 0003), not from the matches; each record
     /// counts its words once (a `tsvector` keeps distinct words), so its length is its number
     /// of distinct words and every term frequency is 1.
+    async fn adjacent(&self, tenant_id: &str, ids: &[Uuid]) -> Result<Vec<Adjacent>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows: Vec<(String, Option<String>, Option<String>)> =
+            adjacent_statement::<Postgres>(tenant_id, ids)
+                .build_query_as()
+                .fetch_all(&self.db.pool)
+                .await
+                .map_err(failed("reading neighbouring memories"))?;
+        rows.into_iter().map(rows::adjacent).collect()
+    }
+
     async fn lexical_search(
         &self,
         tenant_id: &str,

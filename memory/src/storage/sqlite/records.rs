@@ -9,15 +9,15 @@ use super::stored_contents::StoredContents;
 use super::{SqliteConfig, SqliteDatabase};
 use crate::error::{MemoryError, Result};
 use crate::model::{MemoryFilter, MemoryRecord, Scope};
-use crate::storage::filter::{list_statement, update_statement};
+use crate::storage::filter::{adjacent_statement, list_statement, update_statement};
 use crate::storage::lexical_index::{IndexedText, LexicalIndex};
 use crate::storage::rows::{
-    RECORD_COLUMNS, blob_to_vector, conflict_without_duplicate, list_page, parse_id, parse_layer,
-    parse_tags, record, vector_to_blob,
+    self as rows, RECORD_COLUMNS, blob_to_vector, conflict_without_duplicate, list_page, parse_id,
+    parse_layer, parse_tags, record, vector_to_blob,
 };
 use crate::storage::{
-    Inserted, LexicalHit, ListPage, ListQuery, NewRecord, RecordChange, RecordCounts, RecordStore,
-    StaleRecord, StoredVector, UpdateOutcome,
+    Adjacent, Inserted, LexicalHit, ListPage, ListQuery, NewRecord, RecordChange, RecordCounts,
+    RecordStore, StaleRecord, StoredVector, UpdateOutcome,
 };
 use crate::vector::VectorEntry;
 
@@ -404,6 +404,19 @@ impl RecordStore for SqliteRecordStore {
             .await
             .map_err(failed("listing memories"))?;
         list_page(&rows, query.limit)
+    }
+
+    async fn adjacent(&self, tenant_id: &str, ids: &[Uuid]) -> Result<Vec<Adjacent>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows: Vec<(String, Option<String>, Option<String>)> =
+            adjacent_statement::<Sqlite>(tenant_id, ids)
+                .build_query_as()
+                .fetch_all(&self.db.pool)
+                .await
+                .map_err(failed("reading neighbouring memories"))?;
+        rows.into_iter().map(rows::adjacent).collect()
     }
 
     async fn lexical_search(
