@@ -69,20 +69,8 @@ async def collect(server, conversations, nd, concurrency=8):
     """Every dev question's hits with their signals and labels: a list of (X, y) per query."""
     queries = []
     async with run.Session(server, concurrency) as session:
-        async def ingest(conv):
-            for s in conv["sessions"]:
-                for t in s["turns"]:
-                    await session.add({
-                        "content": f"{t['speaker']}: {t['text']}", "layer": "project", "project_id": conv["id"],
-                        "metadata": {"speaker": t["speaker"], "session": s["id"], "date": s["date"], "turn": t["id"]},
-                    })
-
-        async def ingest_nd():
-            for m in sorted(nd["memories"], key=lambda m: m["written"]):
-                await session.add({"content": m["text"], "layer": "project", "project_id": "near-duplicates",
-                                   "metadata": {"memory": m["id"], "written": m["written"]}})
-
-        await asyncio.gather(ingest_nd(), *(ingest(c) for c in conversations))
+        await asyncio.gather(run.ingest_near_duplicates(session, nd),
+                             *(run.ingest_conversation(session, c) for c in conversations))
 
         async def ask(query, project, positives, key):
             hits = await session.search({"query": query, "layers": ["project"], "project_id": project,

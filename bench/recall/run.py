@@ -326,20 +326,28 @@ def meta_of(hit: dict) -> dict:
     return meta if isinstance(meta, dict) else {}
 
 
+async def ingest_conversation(session: Session, conv: dict):
+    """Stores a conversation's turns in dialogue order, one at a time, in its own project scope."""
+    for s in conv["sessions"]:
+        for t in s["turns"]:
+            await session.add({
+                "content": f"{t['speaker']}: {t['text']}", "layer": "project", "project_id": conv["id"],
+                "metadata": {"speaker": t["speaker"], "session": s["id"], "date": s["date"], "turn": t["id"]},
+            })
+
+
+async def ingest_near_duplicates(session: Session, nd: dict):
+    """Stores the near-duplicate notes one at a time, in `written` order, in one project scope."""
+    for m in sorted(nd["memories"], key=lambda m: m["written"]):
+        await session.add({"content": m["text"], "layer": "project", "project_id": "near-duplicates",
+                           "metadata": {"memory": m["id"], "written": m["written"]}})
+
+
 async def aeterna_conversations(server: Server, conversations: list[dict], concurrency: int) -> dict:
     async with Session(server, concurrency) as session:
         t0 = time.perf_counter()
-
-        async def ingest(conv):
-            # in dialogue order: one turn at a time per conversation, conversations side by side
-            for s in conv["sessions"]:
-                for t in s["turns"]:
-                    await session.add({
-                        "content": f"{t['speaker']}: {t['text']}", "layer": "project", "project_id": conv["id"],
-                        "metadata": {"speaker": t["speaker"], "session": s["id"], "date": s["date"], "turn": t["id"]},
-                    })
-
-        await asyncio.gather(*(ingest(c) for c in conversations))
+        # conversations side by side, each in dialogue order
+        await asyncio.gather(*(ingest_conversation(session, c) for c in conversations))
         ingest_s = time.perf_counter() - t0
         t1 = time.perf_counter()
 
@@ -362,9 +370,7 @@ async def aeterna_conversations(server: Server, conversations: list[dict], concu
 async def aeterna_near_duplicates(server: Server, nd: dict, concurrency: int) -> dict:
     async with Session(server, concurrency) as session:
         t0 = time.perf_counter()
-        for m in sorted(nd["memories"], key=lambda m: m["written"]):
-            await session.add({"content": m["text"], "layer": "project", "project_id": "near-duplicates",
-                               "metadata": {"memory": m["id"], "written": m["written"]}})
+        await ingest_near_duplicates(session, nd)
         ingest_s = time.perf_counter() - t0
 
         async def ask(q):

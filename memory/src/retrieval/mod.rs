@@ -100,6 +100,30 @@ pub(crate) fn order(candidates: &mut [Candidate]) {
     });
 }
 
+/// A project memory of tenant `t` with `content`, written at `created_at`, for the tests of
+/// this module's parts.
+#[cfg(test)]
+pub(crate) fn test_record(
+    content: &str,
+    metadata: serde_json::Value,
+    created_at: i64,
+) -> crate::model::MemoryRecord {
+    crate::model::MemoryRecord {
+        id: uuid::Uuid::now_v7(),
+        tenant_id: "t".into(),
+        layer: crate::model::Layer::Project,
+        scope_id: "p".into(),
+        kind: "memory".into(),
+        content: Some(content.into()),
+        tags: vec![],
+        metadata,
+        content_hash: String::new(),
+        embedder_id: String::new(),
+        created_at,
+        updated_at: created_at,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

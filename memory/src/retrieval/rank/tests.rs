@@ -1,22 +1,9 @@
 use super::*;
-use crate::model::{Layer, MemoryRecord};
+use crate::model::Layer;
 
 fn scored(content: &str, created_at: i64, score: f32) -> Scored {
     Scored {
-        record: MemoryRecord {
-            id: Uuid::now_v7(),
-            tenant_id: "t".into(),
-            layer: Layer::Project,
-            scope_id: "p".into(),
-            kind: "memory".into(),
-            content: Some(content.into()),
-            tags: vec![],
-            metadata: serde_json::json!({}),
-            content_hash: String::new(),
-            embedder_id: String::new(),
-            created_at,
-            updated_at: created_at,
-        },
+        record: crate::retrieval::test_record(content, serde_json::json!({}), created_at),
         signals: Signals::default(),
         score,
         lexical_rank: None,

@@ -1,21 +1,8 @@
 use super::*;
-use crate::model::{Layer, MemoryRecord};
+use crate::model::MemoryRecord;
 
 fn record(content: &str, metadata: serde_json::Value) -> MemoryRecord {
-    MemoryRecord {
-        id: uuid::Uuid::now_v7(),
-        tenant_id: "t".into(),
-        layer: Layer::Project,
-        scope_id: "p".into(),
-        kind: "memory".into(),
-        content: Some(content.into()),
-        tags: vec![],
-        metadata,
-        content_hash: String::new(),
-        embedder_id: String::new(),
-        created_at: 0,
-        updated_at: 0,
-    }
+    crate::retrieval::test_record(content, metadata, 0)
 }
 
 fn of(query: &str, content: &str, metadata: serde_json::Value) -> Signals {
