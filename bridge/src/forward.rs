@@ -74,6 +74,11 @@ impl Forwarder {
     pub async fn drain(&self) -> Drained {
         let _draining = self.draining.lock().await;
         let mut drained = Drained::default();
+        let Some(_delivering) = self.queue.try_deliver() else {
+            // Another process sharing this data dir is delivering them.
+            drained.remaining = self.queue.len();
+            return drained;
+        };
         while let Some(entry) = self.queue.front() {
             let params = CallToolRequestParams::new(entry.call.tool.clone())
                 .with_arguments(entry.call.arguments.clone());

@@ -11,7 +11,13 @@
 //!
 //! Bounded: at most `max_entries` entries and `max_bytes` bytes of entries; a write over either
 //! bound is refused with an error naming the bound.
+//!
+//! Several processes may share one queue (every `aeterna hook` is a process of its own): a
+//! write takes an exclusive lock on `queue/.lock` and numbers its entry after what is on disk
+//! then, so two writers never pick the same name; delivery takes `queue/.deliver.lock`, so
+//! only one process delivers at a time and no entry is sent twice by two of them.
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use parking_lot::Mutex;
@@ -97,30 +103,32 @@ impl WriteQueue {
             source,
         };
         std::fs::create_dir_all(&dir).map_err(io)?;
-        let mut next_sequence = 0;
-        let mut entries = 0;
-        let mut bytes = 0;
-        for (sequence, path) in entry_files(&dir).map_err(io)? {
-            next_sequence = next_sequence.max(sequence + 1);
-            entries += 1;
-            bytes += std::fs::metadata(&path).map(|meta| meta.len()).unwrap_or(0);
-        }
+        let state = scan(&dir).map_err(io)?;
         Ok(Self {
             dir,
             limits,
-            state: Mutex::new(QueueState {
-                next_sequence,
-                entries,
-                bytes,
-            }),
+            state: Mutex::new(state),
         })
+    }
+
+    /// The right to deliver entries, held by one process at a time; `None` while another
+    /// process (or another delivery of this one) holds it.
+    pub fn try_deliver(&self) -> Option<DeliveryGuard> {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.dir.join(".deliver.lock"))
+            .ok()?;
+        file.try_lock().ok()?;
+        Some(DeliveryGuard { _file: file })
     }
 
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
-    /// Number of entries waiting.
+    /// Number of entries waiting, as this process last saw the directory.
     pub fn len(&self) -> usize {
         self.state.lock().entries
     }
@@ -141,6 +149,13 @@ impl WriteQueue {
             source: std::io::Error::other(error),
         })?;
         let mut state = self.state.lock();
+        let io = |path: &Path| {
+            let path = path.to_owned();
+            move |source| QueueError::Io { path, source }
+        };
+        // Another process may have written or delivered entries since we last looked.
+        let _writer = lock_file(&self.dir.join(".lock")).map_err(io(&self.dir))?;
+        *state = scan(&self.dir).map_err(io(&self.dir))?;
         if state.entries >= self.limits.max_entries {
             return Err(QueueError::TooManyEntries {
                 entries: state.entries,
@@ -155,10 +170,7 @@ impl WriteQueue {
             });
         }
         let path = self.dir.join(format!("{:020}.json", state.next_sequence));
-        write_atomically(&path, &bytes).map_err(|source| QueueError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        write_atomically(&path, &bytes).map_err(io(&path))?;
         state.next_sequence += 1;
         state.entries += 1;
         state.bytes += size;
@@ -225,6 +237,37 @@ impl WriteQueue {
         state.entries = state.entries.saturating_sub(1);
         state.bytes = state.bytes.saturating_sub(bytes);
     }
+}
+
+/// Held while delivering (see [`WriteQueue::try_deliver`]); the lock is released on drop.
+pub struct DeliveryGuard {
+    _file: File,
+}
+
+/// An exclusive lock on `path` (created if missing), released when the file is dropped.
+fn lock_file(path: &Path) -> std::io::Result<File> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)?;
+    file.lock()?;
+    Ok(file)
+}
+
+/// What is queued in `dir` now.
+fn scan(dir: &Path) -> std::io::Result<QueueState> {
+    let mut state = QueueState {
+        next_sequence: 0,
+        entries: 0,
+        bytes: 0,
+    };
+    for (sequence, path) in entry_files(dir)? {
+        state.next_sequence = state.next_sequence.max(sequence + 1);
+        state.entries += 1;
+        state.bytes += std::fs::metadata(&path).map(|meta| meta.len()).unwrap_or(0);
+    }
+    Ok(state)
 }
 
 /// `<sequence>.json` files of `dir`, oldest first.
@@ -315,6 +358,31 @@ mod tests {
             .to_string();
         assert!(error.contains("queue.max_bytes"), "{error}");
         assert!(queue.is_empty());
+    }
+
+    #[test]
+    fn two_processes_sharing_a_queue_never_overwrite_each_other() {
+        let dir = tempfile::tempdir().unwrap();
+        // Two handles opened before either writes, as two hook processes would.
+        let first = WriteQueue::open(dir.path(), QueueLimits::default()).unwrap();
+        let second = WriteQueue::open(dir.path(), QueueLimits::default()).unwrap();
+        first.push("memory_add", args("one")).unwrap();
+        second.push("memory_add", args("two")).unwrap();
+        first.push("memory_add", args("three")).unwrap();
+        let reopened = WriteQueue::open(dir.path(), QueueLimits::default()).unwrap();
+        assert_eq!(reopened.len(), 3);
+        let mut contents = Vec::new();
+        while let Some(entry) = reopened.front() {
+            contents.push(entry.call.arguments["content"].as_str().unwrap().to_owned());
+            reopened.remove(&entry);
+        }
+        assert_eq!(contents, ["one", "two", "three"]);
+
+        // One deliverer at a time; the right returns when it is dropped.
+        let delivering = first.try_deliver().expect("free");
+        assert!(second.try_deliver().is_none());
+        drop(delivering);
+        assert!(second.try_deliver().is_some());
     }
 
     #[test]

@@ -9,9 +9,8 @@
 //!
 //! Prints p50/p95/p99. `cargo bench -p aeterna-server --bench bridge`
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use rmcp::model::CallToolRequestParams;
@@ -19,6 +18,9 @@ use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
+
+mod support;
+use support::{report, spawn_server};
 
 const CALLS: usize = 2_000;
 const RELOADS: usize = 20;
@@ -106,27 +108,6 @@ async fn run() {
     drop(bridge);
     let _ = server.0.kill();
     let _ = server.0.wait();
-}
-
-fn spawn_server(data: &Path) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_aeterna"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(data)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn aeterna serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("listen line");
-    let url = line
-        .split_whitespace()
-        .find(|word| word.starts_with("http://"))
-        .expect("listen url")
-        .to_owned();
-    (child, url)
 }
 
 async fn spawn_bridge(url: &str, extensions: &Path, data: &Path) -> Client {
@@ -219,17 +200,4 @@ async fn wait_for(bridge: &Client, id: &str, present: bool) {
         );
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-}
-
-fn report(label: &str, times: &mut [Duration]) -> Duration {
-    times.sort();
-    let at = |q: f64| times[((times.len() as f64 * q) as usize).min(times.len() - 1)];
-    println!(
-        "{label}: n={} p50={:.3} ms p95={:.3} ms p99={:.3} ms",
-        times.len(),
-        at(0.50).as_secs_f64() * 1e3,
-        at(0.95).as_secs_f64() * 1e3,
-        at(0.99).as_secs_f64() * 1e3
-    );
-    at(0.50)
 }

@@ -1,7 +1,9 @@
 // The plugin inside the real OpenCode (npm `opencode-ai`), run non-interactively
 // (`opencode run`) against an OpenAI-compatible stand-in model server started here, with the
 // real `aeterna bridge` and `aeterna serve`. Asserts what the model received: the secret in the
-// prompt was redacted by the sample secret-redactor before it left OpenCode.
+// prompt was redacted by the sample secret-redactor before it left OpenCode, and memory
+// assembled for the message was there; and that a failing command the model ran reached
+// Hindsight.
 //
 // Needs OPENCODE_BIN or `npm install` in clients/opencode (the `opencode-ai` dev dependency),
 // AETERNA_BIN and the built samples (see plugin.test.ts).
@@ -31,8 +33,20 @@ let server: ChildProcess;
 let work: string;
 let serverUrl: string;
 
+/** The prompt that makes the stand-in model run a failing command with the bash tool. */
+const RUN_FAILING = "run the failing check";
+
+/** Whether a request asks for the failing command and has not run it yet. */
+function wantsFailingRun(body: any): boolean {
+  const messages: any[] = body.messages ?? [];
+  const asked = messages.some((message) => message.role === "user" && JSON.stringify(message.content).includes(RUN_FAILING));
+  const offered = (body.tools ?? []).some((tool: any) => tool.function?.name === "bash");
+  return asked && offered && !messages.some((message) => message.role === "tool");
+}
+
 /** An OpenAI-compatible `/v1/chat/completions` that records each request and answers with a
- * fixed text (streamed when asked), including a `<todo>` for the llm-output chain. */
+ * fixed text (streamed when asked), including a `<todo>` for the llm-output chain; asked to
+ * run the failing check, it first calls the bash tool. */
 function startModel(): Promise<string> {
   model = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -45,8 +59,15 @@ function startModel(): Promise<string> {
         response.writeHead(200, { "content-type": "text/event-stream" });
         const chunk = (delta: object, finish: string | null, usage?: object) =>
           `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "model", choices: [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`;
-        response.write(chunk({ role: "assistant", content: answer }, null));
-        response.write(chunk({}, "stop", { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 }));
+        const usage = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 };
+        if (wantsFailingRun(body)) {
+          const call = { command: `python3 -c "import aeterna_missing_module"`, description: "Run the check" };
+          response.write(chunk({ role: "assistant", tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "bash", arguments: JSON.stringify(call) } }] }, null));
+          response.write(chunk({}, "tool_calls", usage));
+        } else {
+          response.write(chunk({ role: "assistant", content: answer }, null));
+          response.write(chunk({}, "stop", usage));
+        }
         response.end("data: [DONE]\n\n");
       } else {
         response.writeHead(200, { "content-type": "application/json" });
@@ -96,13 +117,32 @@ before(async () => {
 
 after(async () => {
   server?.kill("SIGKILL");
-  model?.close();
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-test("opencode run: the model never sees the secret, and sees the extensions' prompt", async () => {
+/** Calls a memory server tool with one stateless (2026-07-28) request. */
+async function serverTool(name: string, args: object): Promise<any> {
+  const response = await fetch(serverUrl, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": name },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: {
+      name, arguments: args,
+      _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": { name: "opencode-test", version: "1" },
+        "io.modelcontextprotocol/clientCapabilities": {} } } }),
+  });
+  const text = await response.text();
+  assert.equal(response.status, 200, text);
+  const message = JSON.parse(text.split("\n").find((line) => line.startsWith("data:"))?.slice(5) ?? text);
+  assert.notEqual(message.result?.isError, true, text);
+  return message.result.structuredContent;
+}
+
+/** A project using the plugin and the stand-in model, and `opencode run` in it. */
+async function openCodeRun(name: string, prompt: string, extraEnv: Record<string, string> = {}) {
   const baseUrl = await startModel();
-  const project = join(work, "project");
+  const project = join(work, name);
   const extensions = join(project, ".aeterna", "extensions");
   mkdirSync(extensions, { recursive: true });
   for (const stem of ["secret_redactor", "todo_tags", "context_injector"]) {
@@ -119,17 +159,18 @@ test("opencode run: the model never sees the secret, and sees the extensions' pr
           npm: "@ai-sdk/openai-compatible",
           name: "Stand-in",
           options: { baseURL: baseUrl, apiKey: "not-a-real-key" },
-          models: { model: { name: "Stand-in model" } },
+          models: { model: { name: "Stand-in model", tool_call: true } },
         },
       },
       model: "standin/model",
       small_model: "standin/model",
       autoupdate: false,
       share: "disabled",
+      permission: { bash: "allow" },
       plugin: [`file://${resolve(here, "../src/index.ts")}`],
     }),
   );
-  const home = join(work, "home");
+  const home = join(work, `${name}-home`);
   mkdirSync(home);
   const env = {
     PATH: process.env.PATH,
@@ -137,19 +178,42 @@ test("opencode run: the model never sees the secret, and sees the extensions' pr
     AETERNA_BIN: bin,
     AETERNA_SERVER_URL: serverUrl,
     AETERNA_EXTENSIONS_DIR: extensions,
-    AETERNA_BRIDGE_DATA_DIR: join(work, "bridge"),
+    AETERNA_BRIDGE_DATA_DIR: join(work, `${name}-bridge`),
+    ...extraEnv,
   };
-  const result = await run(opencode, ["run", "--print-logs", "-m", "standin/model", `deploy it with GITHUB_TOKEN=${SECRET} please`], {
-    cwd: project,
-    env,
-    timeoutMs: 240_000,
-  });
-  const chats = received.filter((request) => request.path?.endsWith("/chat/completions"));
+  const result = await run(opencode, ["run", "--print-logs", "-m", "standin/model", prompt], { cwd: project, env, timeoutMs: 240_000 });
+  model.close();
+  const chats = received.splice(0).filter((request) => request.path?.endsWith("/chat/completions"));
   assert.ok(chats.length > 0, `the model got no request (exit ${result.code}):\n${result.stderr.slice(-4000)}`);
+  return { result, chats };
+}
+
+test("opencode run: the model never sees the secret, and sees the extensions' prompt and the message's memory", async () => {
+  // A memory only this message's own context can bring: the session-start context is off.
+  const MEMORY = "Deployments go through the blue-green pipeline in deploy/pipeline.yml";
+  await serverTool("memory_add", { content: MEMORY, layer: "company" });
+  const { result, chats } = await openCodeRun("project", `deploy it through the pipeline with GITHUB_TOKEN=${SECRET} please`, {
+    AETERNA_CONTEXT_TOKENS: "0",
+  });
   const everything = JSON.stringify(chats);
   assert.ok(!everything.includes(SECRET), "the secret reached the model");
   assert.ok(everything.includes("[REDACTED:github-token]"), "the redacted prompt reached the model");
   // The extensions' prompt additions reached the system prompt (todo-tags explains <todo>).
   assert.ok(everything.includes("To record a task for later"), "prompt additions missing");
+  assert.ok(everything.includes(MEMORY), "the context assembled for the message reached the model");
   assert.equal(result.code, 0, result.stderr.slice(-4000));
+});
+
+test("opencode run: a failing command the model runs is captured by Hindsight", async () => {
+  const { result, chats } = await openCodeRun("failing", `${RUN_FAILING} and tell me what broke`);
+  assert.equal(result.code, 0, result.stderr.slice(-4000));
+  const afterTool = chats.filter((chat) => chat.body.messages?.some((message: any) => message.role === "tool"));
+  assert.ok(afterTool.length > 0, `the model never got the tool's result:\n${result.stderr.slice(-4000)}`);
+  assert.match(JSON.stringify(afterTool[0].body), /aeterna_missing_module/);
+  const known = await serverTool("hindsight_query", {
+    error_text: "ModuleNotFoundError: No module named 'aeterna_missing_module'",
+    project_id: "failing", // the project directory's name
+  });
+  assert.equal(known.status, "matched", JSON.stringify(known));
+  assert.equal(known.matched[0].error_type, "ModuleNotFoundError");
 });

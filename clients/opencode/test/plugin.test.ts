@@ -10,7 +10,7 @@ import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
@@ -129,4 +129,42 @@ test("a chain that cannot run: the user's message is held back, other text passe
   assert.equal(output.text, "the model's answer");
   assert.equal(logs.length, before + 1);
   assert.match(logs.at(-1)!, /invalid `session`/);
+});
+
+test("chat.message: context for the message reaches the system prompt of its request", async () => {
+  const plugin = hooks();
+  const memory = await bridge.callTool("memory_add", { content: "Invoices are rounded half-even to two decimals in billing.rs", layer: "company" });
+  assert.equal(memory.isError, false, memory.text);
+  await plugin["chat.message"]({ sessionID: "s3" }, { parts: [{ type: "text", text: "how are invoices rounded?" }] });
+  const output = { system: [] as string[] };
+  await plugin["experimental.chat.system.transform"]({ sessionID: "s3" }, output);
+  assert.ok(output.system.some((text) => text.includes("rounded half-even")), JSON.stringify(output.system));
+  // The next message brings its own context, not the last one's.
+  await plugin["chat.message"]({ sessionID: "s3" }, { parts: [{ type: "text", text: "zyxxy qwop flurb" }] });
+  const next = { system: [] as string[] };
+  await plugin["experimental.chat.system.transform"]({ sessionID: "s3" }, next);
+  assert.ok(!next.system.some((text) => text.includes("rounded half-even")), JSON.stringify(next.system));
+});
+
+test("tool.execute.after: a failing command goes to Hindsight, and its known fix reaches the model", async () => {
+  const plugin = hooks();
+  const failure = "error[E0425]: cannot find value `widht` in this scope\n --> src/layout.rs:9:13\n  |\n9 |     total + widht\n  |             ^^^^^ help: a local variable with a similar name exists: `width`\n\nerror: could not compile `layout` (lib) due to 1 previous error";
+  const first = { title: "bash", output: failure, metadata: { exit: 101 } };
+  await plugin["tool.execute.after"]({ tool: "bash", sessionID: "s4", args: { command: "cargo build" } }, first);
+  assert.ok(!first.output.includes("Fixes that worked"), first.output);
+  // The plugin scopes its calls to the project directory's name.
+  const project_id = basename(work);
+  const known = await bridge.callTool("hindsight_query", { error_text: failure, project_id });
+  assert.equal(known.structuredContent?.status, "matched", known.text);
+  const signature = known.structuredContent.matched[0].signature_id;
+  const resolved = await bridge.callTool("hindsight_resolve", { signature_id: signature, project_id, description: "Fix the typo: the variable is `width`." });
+  assert.equal(resolved.isError, false, resolved.text);
+  const second = { title: "bash", output: failure, metadata: { exit: 101 } };
+  await plugin["tool.execute.after"]({ tool: "bash", sessionID: "s5", args: { command: "cargo build" } }, second);
+  assert.match(second.output, /Fixes that worked for it/);
+  assert.match(second.output, /E0425: Fix the typo: the variable is `width`\./);
+  // A command that succeeded is left alone.
+  const ok = { title: "bash", output: "Finished `dev` profile", metadata: { exit: 0 } };
+  await plugin["tool.execute.after"]({ tool: "bash", sessionID: "s5" }, ok);
+  assert.equal(ok.output, "Finished `dev` profile");
 });

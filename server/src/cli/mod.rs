@@ -7,6 +7,7 @@ use clap::{Parser, Subcommand};
 pub mod backup;
 pub mod bridge;
 pub mod ext;
+pub mod hooks;
 pub mod migrate;
 pub mod serve;
 
@@ -33,11 +34,32 @@ pub enum Command {
     Backup(backup::BackupArgs),
     /// Copy an embedded deployment (its data dir) into PostgreSQL; resumable.
     Migrate(migrate::MigrateArgs),
+    /// Handle one coding-agent hook: the event's JSON on stdin, context for the model on stdout.
+    Hook(hooks::HookArgs),
+    /// Install or remove the hooks that give a coding agent memory (Claude Code).
+    #[command(subcommand)]
+    Hooks(hooks::HooksCommand),
 }
 
 /// Parses the command line and runs the chosen subcommand.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // An agent may read exit status 2 (clap's) from a hook as "block the agent".
+        Err(error) if std::env::args().nth(1).as_deref() == Some("hook") && error.use_stderr() => {
+            let message = error.to_string();
+            let first_line = message.lines().next().unwrap_or_default();
+            eprintln!("aeterna hook: {first_line} (see `aeterna hook --help`)");
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => error.exit(),
+    };
+    // A hook is one short request: a runtime of its own on this thread, nothing else to start.
+    let cli = match cli.command {
+        Command::Hook(args) => return hooks::run_hook(args),
+        Command::Hooks(command) => return finish(hooks::run_hooks(command)),
+        command => Cli { command },
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -56,8 +78,13 @@ pub fn main() -> ExitCode {
             Command::Bridge(args) => bridge::run(args).await,
             Command::Backup(args) => backup::run(args).await,
             Command::Migrate(args) => migrate::run(args).await,
+            Command::Hook(_) | Command::Hooks(_) => unreachable!("handled before the runtime"),
         }
     });
+    finish(result)
+}
+
+fn finish(result: anyhow::Result<ExitCode>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(error) => {

@@ -8,6 +8,7 @@ mod standin;
 mod backup;
 mod domain;
 mod ext_cli;
+mod hooks;
 mod http_api;
 mod http_hardening;
 mod llm;
