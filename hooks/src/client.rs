@@ -140,6 +140,14 @@ impl McpClient {
                 url: self.url.clone(),
                 reason: root_cause(&error),
             },
+            // Turned away before it was carried out (shutting down, over capacity): like
+            // unreachable, a write may be queued and sent again.
+            Failure::Status(status, body) if matches!(status.as_u16(), 429 | 503) => {
+                CallError::Unreachable {
+                    url: self.url.clone(),
+                    reason: format!("HTTP {status}: {body}"),
+                }
+            }
             Failure::Status(status, body) => CallError::Refused {
                 tool: tool.to_owned(),
                 message: format!("HTTP {status} from {}: {body}", self.url),
@@ -232,6 +240,46 @@ mod tests {
         let error = parse_answer("nope", rpc_error).unwrap_err().to_string();
         assert_eq!(error, "nope: unknown tool");
         assert!(parse_answer("t", b"<html>").is_err());
+    }
+
+    /// A one-request HTTP server answering `response`; its MCP URL.
+    async fn answering(response: &'static str) -> String {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let mut request = [0u8; 4096];
+            let _ = socket.read(&mut request).await;
+            socket.write_all(response.as_bytes()).await.unwrap();
+        });
+        url
+    }
+
+    #[tokio::test]
+    async fn a_server_turning_requests_away_is_unreachable_a_refusal_is_not() {
+        let busy = answering(
+            "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 13\r\nconnection: close\r\n\r\nshutting_down",
+        )
+        .await;
+        let client = McpClient::new(&busy, None, Duration::from_millis(200));
+        let error = client
+            .call("memory_add", json!({}), Duration::from_secs(2))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, CallError::Unreachable { .. }), "{error}");
+
+        let forbidden = answering(
+            "HTTP/1.1 401 Unauthorized\r\ncontent-length: 13\r\nconnection: close\r\n\r\ninvalid token",
+        )
+        .await;
+        let client = McpClient::new(&forbidden, None, Duration::from_millis(200));
+        let error = client
+            .call("memory_add", json!({}), Duration::from_secs(2))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, CallError::Refused { .. }), "{error}");
+        assert!(error.to_string().contains("401"), "{error}");
     }
 
     #[tokio::test]

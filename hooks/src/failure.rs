@@ -12,7 +12,7 @@ pub const MAX_ERROR_TEXT_BYTES: usize = 16 * 1024;
 
 /// Lines that mark a failure in the output of a command that exited zero. Each is specific to
 /// a compiler, test runner or interpreter, so ordinary output rarely matches.
-const FAILURE_MARKERS: [&str; 14] = [
+const FAILURE_MARKERS: [&str; 13] = [
     "error[E",                           // rustc
     "test result: FAILED",               // cargo test
     "error: could not compile",          // cargo
@@ -25,19 +25,16 @@ const FAILURE_MARKERS: [&str; 14] = [
     "--- FAIL:",                         // go test
     "BUILD FAILURE",                     // Maven
     "FAILURE: Build failed",             // Gradle
-    "Tests run:",                        // JUnit, only with failures (checked below)
     " panicked at ",                     // Rust
 ];
 
 /// The failure text of a command that exited zero, if its output shows one.
 pub fn failure_in_output(tool_response: &Value) -> Option<String> {
     let output = response_text(tool_response);
-    let failed = FAILURE_MARKERS.iter().any(|marker| match *marker {
-        "Tests run:" => output
-            .lines()
-            .any(|line| line.contains("Tests run:") && has_nonzero(line, "Failures:")),
-        marker => output.contains(marker),
-    });
+    let junit_failed = output
+        .lines()
+        .any(|line| line.contains("Tests run:") && has_nonzero(line, "Failures:"));
+    let failed = junit_failed || FAILURE_MARKERS.iter().any(|marker| output.contains(marker));
     failed.then(|| clip(&output))
 }
 

@@ -197,12 +197,7 @@ export function createHooks(bridge: BridgeClient, options: AeternaOptions, log: 
       else if (context.structuredContent?.content) parts.push(context.structuredContent.content);
     }
     const text = parts.join("\n\n").slice(0, MAX_SYSTEM_BYTES);
-    if (!text) return;
-    if (systemBySession.size >= MAX_SESSIONS) {
-      const oldest = systemBySession.keys().next().value;
-      if (oldest !== undefined) systemBySession.delete(oldest);
-    }
-    systemBySession.set(sessionID, text);
+    if (text) remember(systemBySession, sessionID, text, MAX_SESSIONS);
   }
 
   return {
