@@ -14,6 +14,10 @@ pub enum MemoryError {
         "layer `{layer}` needs `{field}`: pass it as an argument or configure a default for this token"
     )]
     MissingScope { layer: Layer, field: &'static str },
+    /// The caller's token does not hold the scope or role the call needs; the message names
+    /// both.
+    #[error("{0}")]
+    Forbidden(String),
     /// No such record for this tenant (records of other tenants are indistinguishable from
     /// records that do not exist).
     #[error("no memory with id `{0}` in this tenant; check the id (memory_list shows ids)")]

@@ -18,6 +18,7 @@ mod config;
 pub mod embed;
 pub mod error;
 pub mod follow;
+pub mod grants;
 mod intern;
 pub mod migrate;
 pub mod model;
@@ -31,6 +32,7 @@ pub mod vector;
 mod writes;
 
 pub use error::{MemoryError, Result};
+pub use grants::{Claim, Grants};
 pub use model::*;
 pub use service::{
     EmbedderChange, MemoryConfig, MemoryService, RetrievalConfig, StoreHealth, StoreStats, Stores,

@@ -6,10 +6,13 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
+
+use crate::grants::Grants;
 
 /// Where a memory lives, from the narrowest to the broadest audience.
 #[derive(
@@ -108,7 +111,8 @@ impl FromStr for Layer {
 pub const COMPANY_SCOPE: &str = "company";
 
 /// Who a call is made for. The tenant always comes from authentication, never from arguments;
-/// the other fields come from tool arguments with defaults from the token's configuration.
+/// the other fields come from tool arguments with defaults from the token's configuration,
+/// within the token's [`Grants`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Identity {
     pub tenant_id: String,
@@ -118,6 +122,10 @@ pub struct Identity {
     pub project_id: Option<String>,
     pub team_id: Option<String>,
     pub org_id: Option<String>,
+    /// What the caller's token proves. Not stored with the objects an identity is recorded
+    /// on: a stored identity read back reaches everything, as the system acting for itself.
+    #[serde(skip)]
+    pub grants: Arc<Grants>,
 }
 
 impl Identity {
@@ -139,6 +147,23 @@ impl Identity {
             Layer::Org => self.org_id.as_deref(),
             Layer::Company => Some(COMPANY_SCOPE),
         }
+    }
+
+    /// Whether the caller's grants reach `scope`: what a lookup by id checks.
+    pub fn reaches(&self, scope: &Scope) -> bool {
+        self.grants.reaches(scope.layer, &scope.scope_id)
+    }
+
+    /// Whether the caller's grants reach every claimed scope `other` names: what a lookup of
+    /// an object recorded with an identity (a loop) checks.
+    pub fn reaches_identity(&self, other: &Identity) -> bool {
+        [Layer::User, Layer::Team, Layer::Org]
+            .into_iter()
+            .all(|layer| {
+                other
+                    .scope(layer)
+                    .is_none_or(|scope_id| self.grants.reaches(layer, scope_id))
+            })
     }
 
     /// The layers this identity can see, narrowest first, with their scope ids.

@@ -457,7 +457,19 @@ impl MemoryService {
         self.records
             .get(tenant_id, id)
             .await?
+            .filter(|record| who.reaches(&record.scope()))
             .ok_or_else(|| MemoryError::NotFound(id.to_string()))
+    }
+
+    /// Ok when the record `id` exists in a scope the caller's grants reach. Records in scopes
+    /// they do not reach are indistinguishable from records that do not exist. Free when the
+    /// grants reach everything (a record's scope never changes, so the check holds for the
+    /// write that follows).
+    async fn check_reach(&self, who: &Identity, id: Uuid) -> Result<()> {
+        if who.grants.reach_everything() {
+            return Ok(());
+        }
+        self.get(who, id).await.map(drop)
     }
 
     /// A page of records, newest first.
@@ -502,6 +514,7 @@ impl MemoryService {
                 "nothing to update: pass at least one of `content`, `tags` or `metadata`",
             ));
         }
+        self.check_reach(who, id).await?;
         let content = match patch.content {
             Some(content) => {
                 validate::content("content", &content, &self.config)?;
@@ -574,6 +587,7 @@ impl MemoryService {
     /// Deletes a record and its vector. Unknown ids are [`crate::MemoryError::NotFound`].
     pub async fn delete(&self, who: &Identity, id: Uuid) -> Result<()> {
         let tenant_id = validate::tenant(who)?;
+        self.check_reach(who, id).await?;
         let _write = self.writes.lock().await;
         let deleted = self
             .records

@@ -2,11 +2,12 @@
 //!
 //! The tenant comes from authentication only, never from tool arguments. The other identity
 //! fields (user, session, project, …) come from arguments, with defaults from the token's
-//! configuration.
+//! configuration; the user, team and org an argument names must be ones the token's
+//! [`Grants`] hold (an argument narrows, never widens).
 
 use std::sync::Arc;
 
-use aeterna_memory::{Identity, MemoryError};
+use aeterna_memory::{Grants, Identity, Layer, MemoryError};
 use sha2::{Digest, Sha256};
 use subtle::{ConditionallySelectable, ConstantTimeEq};
 
@@ -16,21 +17,31 @@ use crate::config::{AuthConfig, IdentityFields};
 /// operator configures `memory.max_id_bytes`.
 pub const DEFAULT_MAX_ID_BYTES: usize = 256;
 
-/// An authenticated caller: the tenant, its identity defaults and the identity limits.
+/// An authenticated caller: the tenant, what its token proves, its identity defaults and the
+/// identity limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
     pub tenant_id: Arc<str>,
     pub defaults: Arc<IdentityFields>,
+    pub grants: Arc<Grants>,
     max_id_bytes: usize,
 }
 
 impl Principal {
+    /// A caller whose grants reach every scope of the tenant: the single-user install.
     pub fn new(tenant_id: impl Into<Arc<str>>, defaults: IdentityFields) -> Self {
         Principal {
             tenant_id: tenant_id.into(),
             defaults: Arc::new(defaults),
+            grants: Arc::default(),
             max_id_bytes: DEFAULT_MAX_ID_BYTES,
         }
+    }
+
+    /// The same caller, holding only `grants`.
+    pub fn with_grants(mut self, grants: Grants) -> Self {
+        self.grants = Arc::new(grants);
+        self
     }
 
     /// The same caller with identity fields limited to `max_id_bytes`.
@@ -39,14 +50,25 @@ impl Principal {
         self
     }
 
-    /// The identity of one call: `requested` fields win over the configured defaults; empty
-    /// strings count as absent. The tenant is always the principal's.
+    /// The identity of one call: `requested` fields win over the configured defaults, which
+    /// win over the one user, team or org a token's grants may hold; empty strings count as
+    /// absent. The tenant is always the principal's.
     ///
-    /// This is the one place every tool and REST route builds an identity, so the limits on
-    /// identity fields are checked here, for all of them alike: a field longer than
-    /// `memory.max_id_bytes` is refused with its name.
+    /// This is the one place every tool, resource and REST route builds an identity, so the
+    /// rules on identity fields are checked here, for all of them alike: a field longer than
+    /// `memory.max_id_bytes` is refused with its name, and a `user_id`, `team_id` or `org_id`
+    /// the token's grants do not hold is refused naming the scope and the claim.
     pub fn identity(&self, requested: &IdentityFields) -> Result<Identity, MemoryError> {
-        let fields = requested.or(&self.defaults);
+        let mut fields = requested.or(&self.defaults);
+        for (layer, field) in [
+            (Layer::User, &mut fields.user_id),
+            (Layer::Team, &mut fields.team_id),
+            (Layer::Org, &mut fields.org_id),
+        ] {
+            if field.is_none() {
+                *field = self.grants.default_scope(layer).map(str::to_owned);
+            }
+        }
         for (name, value) in fields.named() {
             if let Some(value) = value
                 && value.len() > self.max_id_bytes
@@ -59,6 +81,15 @@ impl Principal {
                 )));
             }
         }
+        for (layer, field) in [
+            (Layer::User, &fields.user_id),
+            (Layer::Team, &fields.team_id),
+            (Layer::Org, &fields.org_id),
+        ] {
+            if let Some(scope_id) = field {
+                self.grants.check(layer, scope_id)?;
+            }
+        }
         Ok(Identity {
             tenant_id: self.tenant_id.to_string(),
             agent_id: fields.agent_id,
@@ -67,6 +98,7 @@ impl Principal {
             project_id: fields.project_id,
             team_id: fields.team_id,
             org_id: fields.org_id,
+            grants: self.grants.clone(),
         })
     }
 }
@@ -80,6 +112,11 @@ pub enum AuthError {
     Missing,
     #[error("invalid token: it matches no configured token; check the token or ask the operator")]
     Invalid,
+    #[error(
+        "conflicting credentials: the request carries different tokens (in `Authorization` and \
+         `X-API-Key`, or repeated headers); send exactly one"
+    )]
+    Conflicting,
 }
 
 struct TokenEntry {
@@ -106,7 +143,7 @@ impl Authenticator {
             .iter()
             .map(|token| TokenEntry {
                 digest: Sha256::digest(token.token.as_bytes()).into(),
-                principal: principal(&token.tenant, &token.defaults),
+                principal: principal(&token.tenant, &token.defaults).with_grants(token.grants()),
             })
             .collect();
         Authenticator {
@@ -155,6 +192,28 @@ impl Authenticator {
     }
 }
 
+/// The one token a request presents, from its `Authorization: Bearer …` and `X-API-Key`
+/// header values. The same token in several headers counts once; different tokens are refused
+/// rather than answered as whichever is read first.
+pub fn presented_token<'a>(
+    authorization: impl IntoIterator<Item = &'a str>,
+    api_keys: impl IntoIterator<Item = &'a str>,
+) -> Result<Option<&'a str>, AuthError> {
+    let bearers = authorization.into_iter().filter_map(bearer_token);
+    let mut presented = None;
+    for token in bearers.chain(api_keys.into_iter().map(str::trim)) {
+        if token.is_empty() {
+            continue;
+        }
+        match presented {
+            None => presented = Some(token),
+            Some(earlier) if earlier == token => {}
+            Some(_) => return Err(AuthError::Conflicting),
+        }
+    }
+    Ok(presented)
+}
+
 /// The token of an `Authorization: Bearer …` header value.
 pub fn bearer_token(header: &str) -> Option<&str> {
     let (scheme, token) = header.trim().split_once(' ')?;
@@ -165,6 +224,8 @@ pub fn bearer_token(header: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
+    use aeterna_memory::Claim;
+
     use super::*;
     use crate::config::TokenConfig;
 
@@ -179,11 +240,13 @@ mod tests {
                             user_id: Some("ann".into()),
                             ..Default::default()
                         },
+                        ..Default::default()
                     },
                     TokenConfig {
                         token: "beta-token".into(),
                         tenant: "beta".into(),
                         defaults: IdentityFields::default(),
+                        ..Default::default()
                     },
                 ],
                 ..AuthConfig::default()
@@ -254,6 +317,50 @@ mod tests {
     }
 
     #[test]
+    fn arguments_narrow_to_the_grants_and_a_sole_claim_is_the_default() {
+        let grants = Grants {
+            users: Claim::of(["ann"]),
+            teams: Claim::of(["web", "core"]),
+            orgs: Claim::of(["acme"]),
+            approves: Claim::none(),
+        };
+        let principal = Principal::new("alpha", IdentityFields::default()).with_grants(grants);
+        let who = principal
+            .identity(&IdentityFields::default())
+            .expect("defaults");
+        assert_eq!(who.user_id.as_deref(), Some("ann"));
+        assert_eq!(who.org_id.as_deref(), Some("acme"));
+        assert_eq!(who.team_id, None, "two teams: neither is the default");
+        assert_eq!(*who.grants, *principal.grants);
+        let who = principal
+            .identity(&IdentityFields {
+                team_id: Some("core".into()),
+                ..Default::default()
+            })
+            .expect("a team the token holds");
+        assert_eq!(who.team_id.as_deref(), Some("core"));
+        let refused = principal
+            .identity(&IdentityFields {
+                team_id: Some("billing".into()),
+                ..Default::default()
+            })
+            .expect_err("a team the token does not hold");
+        assert!(matches!(refused, MemoryError::Forbidden(_)), "{refused}");
+
+        // The tokenless principal names any scope.
+        let anyone = Principal::new("default", IdentityFields::default());
+        assert!(
+            anyone
+                .identity(&IdentityFields {
+                    team_id: Some("billing".into()),
+                    user_id: Some("zoe".into()),
+                    ..Default::default()
+                })
+                .is_ok()
+        );
+    }
+
+    #[test]
     fn identity_fields_over_the_limit_are_refused_by_name() {
         let principal = Principal::new("alpha", IdentityFields::default()).with_max_id_bytes(8);
         let at_limit = principal.identity(&IdentityFields {
@@ -271,6 +378,23 @@ mod tests {
             error.to_string().contains("`project_id` is 9 bytes"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn one_token_in_several_headers_counts_once_and_two_are_refused() {
+        assert_eq!(presented_token(["Bearer a"], ["a"]), Ok(Some("a")));
+        assert_eq!(presented_token([], [" a "]), Ok(Some("a")));
+        assert_eq!(presented_token(["Basic x"], ["a"]), Ok(Some("a")));
+        assert_eq!(presented_token([], []), Ok(None));
+        assert_eq!(
+            presented_token(["Bearer a"], ["b"]),
+            Err(AuthError::Conflicting)
+        );
+        assert_eq!(
+            presented_token(["Bearer a", "Bearer b"], []),
+            Err(AuthError::Conflicting)
+        );
+        assert_eq!(presented_token([], ["a", "b"]), Err(AuthError::Conflicting));
     }
 
     #[test]

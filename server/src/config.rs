@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use aeterna_context::ContextConfig;
 use aeterna_hindsight::HindsightConfig;
 use aeterna_llm::LlmConfig;
-use aeterna_memory::MemoryConfig;
 pub use aeterna_memory::embed::EmbedderConfig;
+use aeterna_memory::{COMPANY_SCOPE, Claim, Grants, Layer, MemoryConfig, Scope};
 use aeterna_meta::MetaConfig;
 use aeterna_notes::NotesConfig;
 use anyhow::{Context, bail};
@@ -252,16 +252,116 @@ impl Default for AuthConfig {
 }
 
 /// One accepted token.
-#[derive(Clone, Serialize, Deserialize)]
+#[derive(Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TokenConfig {
     /// The secret a client presents as `Authorization: Bearer …` or `X-API-Key: …`.
     pub token: String,
     /// The tenant every call made with this token belongs to.
     pub tenant: String,
+    /// The user this token acts as (`user_id`); `"*"` lets a service token act for any user.
+    /// Left out: the user its `defaults` name, if any; otherwise no user.
+    #[serde(default)]
+    pub user: Option<String>,
+    /// The teams it may act as (`team_id`), besides the one its `defaults` name; `["*"]` for
+    /// any team.
+    #[serde(default)]
+    pub teams: Vec<String>,
+    /// The organisations it may act as (`org_id`), besides the one its `defaults` name;
+    /// `["*"]` for any organisation.
+    #[serde(default)]
+    pub orgs: Vec<String>,
+    /// The roles it holds, and on which scopes.
+    #[serde(default)]
+    pub roles: RolesConfig,
     /// Identity used when a tool call leaves a field out.
     #[serde(default)]
     pub defaults: IdentityFields,
+}
+
+/// The roles of a token.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RolesConfig {
+    /// Scopes where it decides Hindsight promotions (`hindsight_approve`): `team:<id>`,
+    /// `org:<id>`, `company`, or `*` for every scope.
+    pub approver: Vec<String>,
+}
+
+impl TokenConfig {
+    /// What this token proves: its claims, with the scopes its `defaults` name.
+    pub fn grants(&self) -> Grants {
+        let with_default = |claimed: &[String], default: &Option<String>| {
+            Claim::of(claimed.iter().chain(default).cloned())
+        };
+        let users = match &self.user {
+            Some(user) => Claim::of([user.clone()]),
+            None => with_default(&[], &self.defaults.user_id),
+        };
+        Grants {
+            users,
+            teams: with_default(&self.teams, &self.defaults.team_id),
+            orgs: with_default(&self.orgs, &self.defaults.org_id),
+            approves: Claim::of(self.roles.approver.iter().map(|entry| {
+                approver_scope(entry).map_or_else(|_| entry.clone(), |scope| scope.to_string())
+            })),
+        }
+    }
+
+    /// Why this token's claims are inconsistent, if they are: an empty id, an approver scope
+    /// that is not `team:<id>`, `org:<id>` or `company`, or one outside the token's claims, or
+    /// a default the claims do not hold.
+    fn check_claims(&self, key: &str) -> anyhow::Result<()> {
+        let ids = self.user.iter().chain(&self.teams).chain(&self.orgs);
+        if ids.clone().any(|id| id.trim().is_empty()) {
+            bail!("invalid configuration: {key} names an empty user, team or org id");
+        }
+        let grants = self.grants();
+        for entry in &self.roles.approver {
+            if entry == "*" {
+                continue;
+            }
+            let scope = approver_scope(entry).map_err(|why| {
+                anyhow::anyhow!("invalid configuration: {key}.roles.approver: {why}")
+            })?;
+            if !grants.reaches(scope.layer, &scope.scope_id) {
+                bail!(
+                    "invalid configuration: {key}.roles.approver names `{entry}`, but the token                      may not act for {} `{}`: add it to the token's `{}s`",
+                    scope.layer,
+                    scope.scope_id,
+                    scope.layer
+                );
+            }
+        }
+        for (layer, default) in [
+            (Layer::User, &self.defaults.user_id),
+            (Layer::Team, &self.defaults.team_id),
+            (Layer::Org, &self.defaults.org_id),
+        ] {
+            if let Some(default) = default
+                && let Err(refusal) = grants.check(layer, default)
+            {
+                bail!("invalid configuration: {key}.defaults: {refusal}");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The scope of an `approver` entry: `team:<id>`, `org:<id>` or `company`.
+fn approver_scope(entry: &str) -> Result<Scope, String> {
+    let scope = match entry.split_once(':') {
+        Some(("team", id)) if !id.is_empty() => Scope::new(Layer::Team, id),
+        Some(("org", id)) if !id.is_empty() => Scope::new(Layer::Org, id),
+        Some(("company", COMPANY_SCOPE)) => Scope::new(Layer::Company, COMPANY_SCOPE),
+        None if entry == "company" => Scope::new(Layer::Company, COMPANY_SCOPE),
+        _ => {
+            return Err(format!(
+                "`{entry}` is not a scope; expected `team:<id>`, `org:<id>`, `company` or `*`                  (promotions go into teams, orgs and the company)"
+            ));
+        }
+    };
+    Ok(scope)
 }
 
 impl std::fmt::Debug for TokenConfig {
@@ -269,6 +369,10 @@ impl std::fmt::Debug for TokenConfig {
         f.debug_struct("TokenConfig")
             .field("token", &"<redacted>")
             .field("tenant", &self.tenant)
+            .field("user", &self.user)
+            .field("teams", &self.teams)
+            .field("orgs", &self.orgs)
+            .field("roles", &self.roles)
             .field("defaults", &self.defaults)
             .finish()
     }
@@ -404,6 +508,7 @@ impl Config {
                 bail!("invalid configuration: auth.tokens[{index}].token is empty");
             }
             validate_tenant(&format!("auth.tokens[{index}].tenant"), &token.tenant)?;
+            token.check_claims(&format!("auth.tokens[{index}]"))?;
             if self.auth.tokens[..index]
                 .iter()
                 .any(|other| other.token == token.token)
@@ -633,6 +738,53 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("auth.tokens[0].tenant"), "{error}");
+    }
+
+    #[test]
+    fn token_claims_become_grants_and_inconsistent_claims_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let load = |claims: &str| {
+            let text = format!("[[auth.tokens]]\ntoken = \"x\"\ntenant = \"a\"\n{claims}\n");
+            Config::load(Some(&write(&dir, &text)), &Overrides::default())
+        };
+        let config = load(
+            "user = \"ann\"\nteams = [\"web\"]\nroles = { approver = [\"team:web\", \"company\"] }\n\
+             defaults = { team_id = \"core\", org_id = \"acme\" }",
+        )
+        .expect("valid claims");
+        let grants = config.auth.tokens[0].grants();
+        assert_eq!(grants.users, Claim::of(["ann"]));
+        assert_eq!(
+            grants.teams,
+            Claim::of(["core", "web"]),
+            "defaults are claimed"
+        );
+        assert_eq!(grants.orgs, Claim::of(["acme"]));
+        assert_eq!(grants.approves, Claim::of(["team:web", "company:company"]));
+        let config = load("user = \"*\"\nteams = [\"*\"]").expect("service token");
+        assert_eq!(config.auth.tokens[0].grants().users, Claim::Any);
+        assert_eq!(config.auth.tokens[0].grants().orgs, Claim::none());
+
+        for (claims, expected) in [
+            (
+                "roles = { approver = [\"team:web\"] }",
+                "may not act for team `web`",
+            ),
+            (
+                "roles = { approver = [\"project:p\"] }",
+                "expected `team:<id>`",
+            ),
+            ("roles = { aprover = [\"*\"] }", "aprover"),
+            (
+                "user = \"ann\"\ndefaults = { user_id = \"bob\" }",
+                "`user_id` = `bob`",
+            ),
+            ("teams = [\" \"]", "empty user, team or org id"),
+        ] {
+            let error = load(claims).expect_err(claims).to_string();
+            assert!(error.contains(expected), "{claims}: {error}");
+            assert!(error.contains("auth.tokens"), "{claims}: {error}");
+        }
     }
 
     #[test]

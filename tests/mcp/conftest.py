@@ -22,15 +22,21 @@ ROOT = Path(__file__).resolve().parents[2]
 ALPHA_TOKEN = "alpha-token-0123456789"
 BETA_TOKEN = "beta-token-0123456789"
 
+# Ann in both tenants: a member of teams `core` and `web` (two, so neither is a default) and
+# an approver of `core`.
 TWO_TENANTS = f"""
 [[auth.tokens]]
 token = "{ALPHA_TOKEN}"
 tenant = "alpha"
+teams = ["core", "web"]
+roles = {{ approver = ["team:core"] }}
 defaults = {{ user_id = "ann", project_id = "p1" }}
 
 [[auth.tokens]]
 token = "{BETA_TOKEN}"
 tenant = "beta"
+teams = ["core", "web"]
+roles = {{ approver = ["team:core"] }}
 defaults = {{ user_id = "ann", project_id = "p1" }}
 """
 

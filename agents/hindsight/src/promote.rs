@@ -196,6 +196,8 @@ impl HindsightService {
                 promotion.to_scope
             )));
         }
+        who.grants
+            .check_approver(&Scope::new(promotion.to_layer, promotion.to_scope.clone()))?;
         if promotion.status != PromotionStatus::Pending {
             return Ok(promotion);
         }

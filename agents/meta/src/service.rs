@@ -412,10 +412,13 @@ impl MetaService {
         self.save(who, record).await;
     }
 
+    /// A loop of the caller's tenant whose identity the caller's grants reach; loops of scopes
+    /// they do not reach are indistinguishable from loops that do not exist.
     async fn load(&self, who: &Identity, id: Uuid) -> Result<StoredLoop> {
         self.store
             .get(&who.tenant_id, id)
             .await?
+            .filter(|stored| who.reaches_identity(&stored.identity))
             .ok_or_else(|| MetaError::NotFound(id.to_string()))
     }
 
@@ -652,7 +655,12 @@ impl MetaService {
                 self.config.max_listed
             )));
         }
-        let loops = self.store.list(&who.tenant_id, state, limit).await?;
+        let loops = self
+            .store
+            .list(&who.tenant_id, state, limit, |identity| {
+                who.reaches_identity(identity)
+            })
+            .await?;
         Ok(LoopList {
             loops: loops.iter().map(LoopSummary::from).collect(),
         })

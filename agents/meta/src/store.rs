@@ -24,6 +24,9 @@ pub struct LoopStore {
 /// The `identity` and `record` columns of a loop.
 type LoopRow = (String, String);
 
+/// The most pages of rows [`LoopStore::list`] reads to fill one listing.
+pub const LIST_SCAN_PAGES: usize = 20;
+
 fn encode<T: serde::Serialize>(value: &T) -> Result<String> {
     serde_json::to_string(value).map_err(|e| MetaError::storage("encoding a loop", e))
 }
@@ -111,41 +114,50 @@ impl LoopStore {
         row.as_ref().map(decode).transpose()
     }
 
-    /// The tenant's loops, newest first, optionally in one state.
+    /// Up to `limit` loops of `tenant` (in `state`, when given) whose identity `visible`
+    /// accepts, newest first. Reads pages of `limit` rows until enough are accepted, at most
+    /// [`LIST_SCAN_PAGES`] pages: a caller whose grants reach few of the tenant's loops may see
+    /// fewer than exist.
     pub async fn list(
         &self,
         tenant: &str,
         state: Option<LoopState>,
         limit: usize,
+        visible: impl Fn(&Identity) -> bool,
     ) -> Result<Vec<LoopRecord>> {
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        let rows: Vec<LoopRow> = with_pool!(&self.db, |pool| match state {
-            Some(state) => {
+        let page = i64::try_from(limit).unwrap_or(i64::MAX);
+        let state = state.map_or("", LoopState::as_str);
+        let mut found = Vec::new();
+        // Ids are UUID v7 text: ordering by id is creation order; "~" sorts after every id.
+        let mut before = String::from("~");
+        for _ in 0..LIST_SCAN_PAGES {
+            let rows: Vec<LoopRow> = with_pool!(&self.db, |pool| {
                 sqlx::query_as(
                     "SELECT identity, record FROM meta_loops \
-                     WHERE tenant_id = $1 AND state = $2 ORDER BY id DESC LIMIT $3",
+                     WHERE tenant_id = $1 AND ($2 = '' OR state = $2) AND id < $3 \
+                     ORDER BY id DESC LIMIT $4",
                 )
                 .bind(tenant)
-                .bind(state.as_str())
-                .bind(limit)
+                .bind(state)
+                .bind(&before)
+                .bind(page)
                 .fetch_all(pool)
                 .await
+            })
+            .map_err(failed("listing loops"))?;
+            let exhausted = rows.len() < limit;
+            for row in &rows {
+                let stored = decode(row)?;
+                before = stored.record.loop_id.to_string();
+                if visible(&stored.identity) && found.len() < limit {
+                    found.push(stored.record);
+                }
             }
-            None => {
-                sqlx::query_as(
-                    "SELECT identity, record FROM meta_loops \
-                     WHERE tenant_id = $1 ORDER BY id DESC LIMIT $2",
-                )
-                .bind(tenant)
-                .bind(limit)
-                .fetch_all(pool)
-                .await
+            if exhausted || found.len() >= limit {
+                break;
             }
-        })
-        .map_err(failed("listing loops"))?;
-        rows.iter()
-            .map(|row| decode(row).map(|stored| stored.record))
-            .collect()
+        }
+        Ok(found)
     }
 
     /// Loops an earlier run left queued or running, of every tenant (recovery at start).

@@ -40,6 +40,7 @@ fn who(session: usize) -> Identity {
         project_id: Some("parser".into()),
         team_id: None,
         org_id: None,
+        grants: Default::default(),
     }
 }
 

@@ -342,6 +342,8 @@ impl EventRow {
                 project_id: non_empty(self.project_id),
                 team_id: self.team_id,
                 org_id: self.org_id,
+                // A stored event is the system's to distil: its reach is not recorded.
+                grants: Default::default(),
             },
             tool_name: self.tool_name,
             description: self.description,

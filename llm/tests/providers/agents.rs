@@ -81,6 +81,7 @@ fn alice() -> Identity {
         project_id: Some("payments".into()),
         team_id: None,
         org_id: None,
+        grants: Default::default(),
     }
 }
 

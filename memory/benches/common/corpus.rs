@@ -34,6 +34,7 @@ pub fn who() -> Identity {
         project_id: Some("project".into()),
         team_id: Some("team".into()),
         org_id: None,
+        grants: Default::default(),
     }
 }
 

@@ -58,6 +58,7 @@ pub fn alice() -> Identity {
         project_id: Some("aeterna".into()),
         team_id: Some("core".into()),
         org_id: Some("eng".into()),
+        grants: Default::default(),
     }
 }
 

@@ -1,5 +1,6 @@
 //! Authentication of every data route: the token (`Authorization: Bearer …`, or `X-API-Key`
-//! for CC-MemEx clients) is resolved to a [`Principal`] before the request body is read, and
+//! for CC-MemEx clients; two different ones are refused) is resolved to a [`Principal`] before
+//! the request body is read, and
 //! placed in the request extensions for the handlers. Without configured tokens every caller
 //! is the default principal (allowed on loopback only).
 
@@ -10,7 +11,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::error::ApiError;
-use crate::auth::{Principal, bearer_token};
+use crate::auth::{Principal, presented_token};
 use crate::state::AppState;
 
 /// Middleware: answers 401 unless the request presents an accepted token.
@@ -20,16 +21,15 @@ pub async fn authenticate(
     next: Next,
 ) -> Response {
     let headers = request.headers();
-    let presented = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(bearer_token)
-        .or_else(|| {
-            headers
-                .get("x-api-key")
-                .and_then(|value| value.to_str().ok())
-        });
-    match state.auth.authenticate(presented) {
+    let values = |name| {
+        headers
+            .get_all(name)
+            .into_iter()
+            .filter_map(|value| value.to_str().ok())
+    };
+    let principal = presented_token(values(header::AUTHORIZATION.as_str()), values("x-api-key"))
+        .and_then(|presented| state.auth.authenticate(presented));
+    match principal {
         Ok(principal) => {
             request.extensions_mut().insert(principal);
             next.run(request).await

@@ -52,6 +52,7 @@ impl From<MemoryError> for ApiError {
             MemoryError::InvalidInput(_) | MemoryError::MissingScope { .. } => {
                 (StatusCode::UNPROCESSABLE_ENTITY, "invalid_input")
             }
+            MemoryError::Forbidden(_) => (StatusCode::FORBIDDEN, "forbidden"),
             MemoryError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
             MemoryError::Storage { .. } => (StatusCode::SERVICE_UNAVAILABLE, "storage_unavailable"),
             MemoryError::EmbedderMismatch(_) => {

@@ -4,12 +4,13 @@
 
 use aeterna_meta::{LoopList, LoopRecord, MetaError, StepAnswer};
 use rmcp::handler::server::common::schema_for_output;
-use rmcp::model::CallToolResult;
-use rmcp::{tool, tool_router};
+use rmcp::model::{CallToolResponse, CallToolResult};
+use rmcp::service::RequestContext;
+use rmcp::{RoleServer, tool, tool_router};
 
 use super::params::Parameters;
 use super::progress::{Cancellation, Progress};
-use super::{AeternaMcp, AgentError, Caller, answer};
+use super::{AeternaMcp, AgentError, Caller, answer, tasks};
 use crate::domain::meta::{self, CancelArgs, ListArgs, StartArgs, StatusArgs, StepArgs};
 use aeterna_memory::MemoryError;
 
@@ -34,8 +35,9 @@ impl AeternaMcp {
     /// failure, relevant notes and an assembled context. Command-driven (`test_command`,
     /// optional `build_command`, `working_dir`): the server runs the operator's allowed
     /// commands in the background (BUILD 120 s, TEST 60 s, 3 iterations by default); follow it
-    /// with meta_loop_status. A loop ends `succeeded`, `escalated` (with a report for a
-    /// person), `failed`, `cancelled` or `timed_out`.
+    /// with meta_loop_status (or, when your client declares the MCP Tasks extension, the task
+    /// this call returns: tasks/get, tasks/cancel). A loop ends `succeeded`, `escalated` (with
+    /// a report for a person), `failed`, `cancelled` or `timed_out`.
     #[tool(
         name = "meta_loop_start",
         output_schema = schema_for_output::<StepAnswer>(),
@@ -51,11 +53,19 @@ impl AeternaMcp {
         &self,
         Caller(caller): Caller,
         Parameters(args): Parameters<StartArgs>,
-    ) -> CallToolResult {
-        answer(
-            "meta_loop_start",
-            meta::start(&self.state.meta, &caller, args).await,
-        )
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let started = meta::start(&self.state.meta, &caller, args).await;
+        let speaks_tasks = context
+            .client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks());
+        if speaks_tasks
+            && let Ok(first) = &started
+            && let Some(task) = tasks::handle(&first.record)
+        {
+            return CallToolResponse::Task(task);
+        }
+        answer("meta_loop_start", started).into()
     }
 
     /// Report the outcome of a phase you ran in a client-driven loop (`build` or `test`, with
@@ -110,16 +120,7 @@ impl AeternaMcp {
             args,
             &cancel,
             |record| async move {
-                let message = format!(
-                    "{}: iteration {} of {}{}",
-                    record.state.as_str(),
-                    record.iteration,
-                    record.limits.max_iterations,
-                    record
-                        .phase
-                        .map(|phase| format!(", {}", phase.as_str()))
-                        .unwrap_or_default()
-                );
+                let message = tasks::progress_line(&record);
                 let done = record.iteration.saturating_sub(1) as usize;
                 progress
                     .report(done, record.limits.max_iterations as usize, message)

@@ -19,6 +19,7 @@ mod progress;
 mod prompts;
 mod subscriptions;
 mod summaries;
+mod tasks;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -27,11 +28,12 @@ use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    CompleteRequestParams, CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
+    GetTaskParams, GetTaskResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
@@ -173,6 +175,7 @@ impl ServerHandler for AeternaMcp {
                 .enable_resources_subscribe()
                 .enable_prompts()
                 .enable_completions()
+                .enable_tasks()
                 .build(),
         )
         .with_server_info(Implementation::new("aeterna", env!("CARGO_PKG_VERSION")))
@@ -279,6 +282,55 @@ impl ServerHandler for AeternaMcp {
         )
         .await
         .map(Into::into)
+    }
+
+    /// `tasks/get` for a command-driven loop (see [`tasks`]).
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let caller = self.caller(&context)?;
+        let span =
+            tracing::info_span!("tasks_get", task = %request.task_id, tenant = %caller.tenant_id);
+        self.measured(
+            "tasks/get",
+            span,
+            tasks::get(&self.state, &caller, &request.task_id),
+        )
+        .await
+    }
+
+    /// `tasks/cancel` for a command-driven loop (see [`tasks`]).
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let caller = self.caller(&context)?;
+        let span = tracing::info_span!("tasks_cancel", task = %request.task_id, tenant = %caller.tenant_id);
+        self.measured(
+            "tasks/cancel",
+            span,
+            tasks::cancel(&self.state, &caller, &request.task_id),
+        )
+        .await
+    }
+
+    /// `tasks/update`: loop tasks never ask the client for input.
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Err(ErrorData::invalid_params(
+            format!(
+                "task `{}` asks for no input: loop tasks run the operator's commands; follow \
+                 them with tasks/get",
+                request.task_id
+            ),
+            Some(serde_json::json!({ "taskId": request.task_id })),
+        ))
     }
 
     /// Suggestions for note ids and layer names (see [`completion`]).

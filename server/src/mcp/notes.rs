@@ -176,9 +176,10 @@ fn storage_error(error: NotesError, uri: Option<&str>) -> ErrorData {
             )
         }
         NotesError::InvalidInput(_)
-        | NotesError::Memory(aeterna_memory::MemoryError::InvalidInput(_)) => {
-            ErrorData::invalid_params(error.to_string(), None)
-        }
+        | NotesError::Memory(
+            aeterna_memory::MemoryError::InvalidInput(_)
+            | aeterna_memory::MemoryError::Forbidden(_),
+        ) => ErrorData::invalid_params(error.to_string(), None),
         other => {
             tracing::warn!(error = %other, "resource request failed");
             ErrorData::internal_error(other.to_string(), None)

@@ -2,7 +2,7 @@
 //! (`notifications/resources/updated`), because a memory of its scope was written.
 //!
 //! Both protocol generations are served from the memory service's change feed, filtered by
-//! the caller's tenant: `subscriptions/listen` (2026-07-28) runs for as long as its request,
+//! the caller's tenant and grants: `subscriptions/listen` (2026-07-28) runs for as long as its request,
 //! and `resources/subscribe` (earlier revisions) adds URIs to the session's [`Subscriptions`],
 //! whose one forwarding task ends with the session. A session watches at most
 //! [`MAX_SUBSCRIPTIONS`] URIs. Notes are immutable, so only summaries can be subscribed to.
@@ -48,7 +48,11 @@ impl Subscriptions {
         uri: &str,
         context: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        summaries::parse_uri(uri)?;
+        let (layer, scope_id) = summaries::parse_uri(uri)?;
+        caller
+            .grants
+            .check(layer, &scope_id)
+            .map_err(|refusal| ErrorData::invalid_params(format!("{uri}: {refusal}"), None))?;
         {
             let mut uris = self.uris.lock();
             if uris.len() >= MAX_SUBSCRIPTIONS && !uris.contains(uri) {
@@ -139,11 +143,17 @@ pub async fn listen(
     caller: &Principal,
     context: SubscriptionContext,
 ) -> Result<(), ErrorData> {
+    // The accepted filter is chosen before the caller is known: summaries of scopes the
+    // caller's grants do not reach are dropped here, and never reported.
     let uris: HashSet<String> = context
         .accepted()
         .resource_subscriptions
         .iter()
         .flatten()
+        .filter(|uri| {
+            summaries::parse_uri(uri)
+                .is_ok_and(|(layer, scope_id)| caller.grants.reaches(layer, &scope_id))
+        })
         .cloned()
         .collect();
     let mut changes = state.memory.subscribe();

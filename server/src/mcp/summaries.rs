@@ -83,7 +83,9 @@ pub async fn read(
         .map_err(|error| match error {
             ContextError::InvalidInput(_)
             | ContextError::Memory(
-                MemoryError::InvalidInput(_) | MemoryError::MissingScope { .. },
+                MemoryError::InvalidInput(_)
+                | MemoryError::MissingScope { .. }
+                | MemoryError::Forbidden(_),
             ) => ErrorData::invalid_params(format!("{uri}: {error}"), None),
             error => {
                 tracing::warn!(uri, %error, "reading a summary failed");

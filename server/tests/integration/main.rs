@@ -6,6 +6,7 @@ mod common;
 mod standin;
 
 mod backup;
+mod claims;
 mod domain;
 mod ext_cli;
 mod hooks;
@@ -14,3 +15,4 @@ mod http_hardening;
 mod llm;
 mod notes_shutdown;
 mod shared_cache;
+mod tasks;

@@ -42,6 +42,7 @@ pub fn alice() -> Identity {
         project_id: Some("payments".into()),
         team_id: Some("core".into()),
         org_id: Some("eng".into()),
+        grants: Default::default(),
     }
 }
 

@@ -266,3 +266,47 @@ async fn bad_input_is_refused_naming_the_argument() {
     refused(agents.meta.list(&who, None, 1_000).await, "`limit` is 1000");
     agents.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loops_of_teams_the_caller_does_not_hold_are_missing_and_not_listed() {
+    let data = tempfile::tempdir().unwrap();
+    let mut operator = MetaConfig::default();
+    operator.max_active_loops_per_tenant = 8;
+    let agents = Agents::open(data.path(), operator).await;
+    let of_team = |team: &str| Identity {
+        team_id: Some(team.into()),
+        ..alice()
+    };
+    let holds_a = Identity {
+        grants: Arc::new(Grants {
+            users: Claim::of(["alice"]),
+            teams: Claim::of(["a"]),
+            ..Grants::default()
+        }),
+        ..of_team("a")
+    };
+    // Team a's loops are the oldest, so a listing of two reads past three of team b's.
+    let mut team_a = Vec::new();
+    for task in ["a-1", "a-2"] {
+        let started = agents.meta.start_loop(&of_team("a"), client(task)).await;
+        team_a.push(started.unwrap().record.loop_id);
+    }
+    let mut team_b = Vec::new();
+    for task in ["b-1", "b-2", "b-3"] {
+        let started = agents.meta.start_loop(&of_team("b"), client(task)).await;
+        team_b.push(started.unwrap().record.loop_id);
+    }
+
+    let listed = agents.meta.list(&holds_a, None, 2).await.unwrap();
+    let listed: Vec<_> = listed.loops.iter().map(|l| l.loop_id).collect();
+    assert_eq!(listed, vec![team_a[1], team_a[0]]);
+    for id in &team_b {
+        missing(agents.meta.status(&holds_a, *id).await);
+        missing(agents.meta.cancel(&holds_a, *id).await);
+    }
+    agents.meta.status(&holds_a, team_a[0]).await.unwrap();
+    // Unrestricted grants (the single-user install) list every loop.
+    let everything = agents.meta.list(&alice(), None, 10).await.unwrap();
+    assert_eq!(everything.loops.len(), 5);
+    agents.close().await;
+}

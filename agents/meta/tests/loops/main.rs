@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use aeterna_context::{ContextArchitect, ContextConfig};
 use aeterna_hindsight::{HindsightConfig, HindsightService};
 use aeterna_memory::embed::HashingEmbedder;
-use aeterna_memory::{Identity, MemoryConfig, MemoryService};
+use aeterna_memory::{Claim, Grants, Identity, MemoryConfig, MemoryService};
 use aeterna_meta::{CommandConfig, LoopRecord, MetaConfig, MetaService};
 use aeterna_notes::{NotesConfig, NotesService};
 use tokio_util::sync::CancellationToken;

@@ -66,6 +66,7 @@ pub fn alice() -> Identity {
         project_id: Some("parser".into()),
         team_id: None,
         org_id: None,
+        grants: Default::default(),
     }
 }
 

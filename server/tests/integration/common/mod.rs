@@ -6,7 +6,7 @@ use aeterna_server::config::{Config, IdentityFields, TokenConfig};
 use aeterna_server::server::{RunningServer, start};
 use aeterna_server::state::AppState;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::RunningService;
+use rmcp::service::{Peer, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{RoleClient, ServiceExt};
@@ -35,6 +35,7 @@ pub fn two_tenants(config: &mut Config) {
                 project_id: Some("p1".into()),
                 ..Default::default()
             },
+            ..Default::default()
         },
         TokenConfig {
             token: BETA_TOKEN.into(),
@@ -44,6 +45,7 @@ pub fn two_tenants(config: &mut Config) {
                 project_id: Some("p1".into()),
                 ..Default::default()
             },
+            ..Default::default()
         },
     ];
 }
@@ -95,7 +97,7 @@ pub async fn mcp_client(
 
 /// Calls a tool; protocol errors are returned as `Err`.
 pub async fn call(
-    client: &RunningService<RoleClient, ()>,
+    client: &Peer<RoleClient>,
     tool: &str,
     arguments: Value,
 ) -> Result<CallToolResult, rmcp::ServiceError> {
@@ -106,11 +108,7 @@ pub async fn call(
 }
 
 /// Calls a tool that must succeed and returns its structured result.
-pub async fn call_ok(
-    client: &RunningService<RoleClient, ()>,
-    tool: &str,
-    arguments: Value,
-) -> Value {
+pub async fn call_ok(client: &Peer<RoleClient>, tool: &str, arguments: Value) -> Value {
     let result = call(client, tool, arguments)
         .await
         .expect("no protocol error");
@@ -127,11 +125,7 @@ pub async fn call_ok(
 }
 
 /// Calls a tool that must fail as a tool error and returns the message.
-pub async fn call_err(
-    client: &RunningService<RoleClient, ()>,
-    tool: &str,
-    arguments: Value,
-) -> String {
+pub async fn call_err(client: &Peer<RoleClient>, tool: &str, arguments: Value) -> String {
     let result = call(client, tool, arguments)
         .await
         .expect("no protocol error");
