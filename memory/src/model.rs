@@ -149,6 +149,23 @@ impl Identity {
         }
     }
 
+    /// The identity that owns `scope` in `tenant_id`, for work the system does on a scope's
+    /// behalf (a background refresh, a knowledge sync). Its grants reach everything.
+    pub fn owning(tenant_id: &str, scope: &Scope) -> Identity {
+        let mut who = Identity::new(tenant_id);
+        let id = Some(scope.scope_id.clone());
+        match scope.layer {
+            Layer::Agent => who.agent_id = id,
+            Layer::User => who.user_id = id,
+            Layer::Session => who.session_id = id,
+            Layer::Project => who.project_id = id,
+            Layer::Team => who.team_id = id,
+            Layer::Org => who.org_id = id,
+            Layer::Company => {}
+        }
+        who
+    }
+
     /// Whether the caller's grants reach `scope`: what a lookup by id checks.
     pub fn reaches(&self, scope: &Scope) -> bool {
         self.grants.reaches(scope.layer, &scope.scope_id)

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use aeterna_context::ContextConfig;
 use aeterna_hindsight::HindsightConfig;
+use aeterna_knowledge::KnowledgeConfig;
 use aeterna_llm::LlmConfig;
 pub use aeterna_memory::embed::EmbedderConfig;
 use aeterna_memory::{COMPANY_SCOPE, Claim, Grants, Layer, MemoryConfig, Scope};
@@ -21,7 +22,7 @@ use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
 /// The top-level keys of [`Config`]; environment variables outside them are not ours.
-const SECTIONS: [&str; 17] = [
+const SECTIONS: [&str; 18] = [
     "listen",
     "redis_url",
     "qdrant_url",
@@ -39,6 +40,7 @@ const SECTIONS: [&str; 17] = [
     "llm",
     "extensions",
     "meta",
+    "knowledge",
 ];
 
 /// Everything `aeterna serve` and `aeterna mcp` can be told.
@@ -85,6 +87,8 @@ pub struct Config {
     /// The Meta-Agent: loop limits, the per-tenant cap, and the operator's allow-list of
     /// commands and working roots for command-driven loops.
     pub meta: MetaConfig,
+    /// Knowledge repositories (git) synced into memory; none by default.
+    pub knowledge: KnowledgeConfig,
 }
 
 impl Default for Config {
@@ -107,6 +111,7 @@ impl Default for Config {
             redis_url: None,
             extensions: ExtensionsConfig::default(),
             meta: MetaConfig::default(),
+            knowledge: KnowledgeConfig::default(),
         }
     }
 }
@@ -571,6 +576,15 @@ impl Config {
         }
         if let Err(error) = self.meta.validate() {
             bail!("invalid configuration: {error}");
+        }
+        if let Err(error) = self.knowledge.validate() {
+            bail!("invalid configuration: {error}");
+        }
+        for (index, repository) in self.knowledge.repositories.iter().enumerate() {
+            validate_tenant(
+                &format!("knowledge.repositories[{index}].tenant"),
+                &repository.tenant,
+            )?;
         }
         Ok(())
     }

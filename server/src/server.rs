@@ -268,6 +268,7 @@ impl RunningServer {
             serve.abort();
         }
         // Loop tasks stop (their process groups killed) before their trajectories drain.
+        self.state.knowledge.shutdown().await;
         self.state.meta.shutdown().await;
         // Captured trajectories reach storage (and their notes the memory) before it flushes.
         self.state.notes.shutdown().await;

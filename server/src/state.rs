@@ -6,6 +6,7 @@ use std::sync::Arc;
 use aeterna_context::{ContextArchitect, SharedCacheConfig, SharedResultCache};
 use aeterna_hindsight::HindsightService;
 use aeterna_host::state::{RedisStateConfig, RedisStateStore};
+use aeterna_knowledge::KnowledgeService;
 use aeterna_llm::LlmRoles;
 use aeterna_memory::MemoryService;
 use aeterna_memory::storage::postgres::PgDatabase;
@@ -41,6 +42,8 @@ pub struct AppState {
     pub extensions: Option<ServerExtensions>,
     /// The Meta-Agent's build → test → improve loops.
     pub meta: Arc<MetaService>,
+    /// The knowledge repositories of `[knowledge]`, synced into memory.
+    pub knowledge: Arc<KnowledgeService>,
 }
 
 /// The operator's extensions and the watcher that hot-reloads them.
@@ -189,6 +192,8 @@ impl AppState {
         )
         .context("cannot start the Meta-Agent")?;
         meta.metrics().register(metrics.registry_mut());
+        let knowledge = KnowledgeService::start(config.knowledge.clone(), memory.clone())
+            .context("cannot open the knowledge repositories ([knowledge])")?;
         Ok(AppState {
             config: Arc::new(config),
             memory,
@@ -200,6 +205,7 @@ impl AppState {
             llm,
             extensions,
             meta,
+            knowledge,
         })
     }
 }

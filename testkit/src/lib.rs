@@ -44,6 +44,7 @@
 pub mod any_language;
 mod build;
 mod extensions_dir;
+pub mod git;
 pub mod profile;
 pub mod state_store;
 
@@ -52,6 +53,7 @@ use std::sync::OnceLock;
 
 pub use build::{BuiltGuests, build_guest_workspace};
 pub use extensions_dir::ExtensionsDir;
+pub use git::git;
 
 /// The repository root (the directory of the root `Cargo.toml`).
 pub fn repo_root() -> &'static Path {

@@ -41,6 +41,38 @@ defaults = {{ user_id = "ann", project_id = "p1" }}
 """
 
 
+# Every tool `aeterna serve` and `aeterna mcp` list, sorted.
+TOOLS = [
+    "context_assemble",
+    "hindsight_approve",
+    "hindsight_capture",
+    "hindsight_feedback",
+    "hindsight_promotions",
+    "hindsight_query",
+    "hindsight_resolve",
+    "knowledge_get",
+    "knowledge_propose",
+    "knowledge_search",
+    "memory_add",
+    "memory_delete",
+    "memory_get",
+    "memory_list",
+    "memory_search",
+    "memory_update",
+    "meta_loop_cancel",
+    "meta_loop_list",
+    "meta_loop_start",
+    "meta_loop_status",
+    "meta_loop_step",
+    "note_distill",
+    "note_get",
+    "note_list",
+    "summary_get",
+    "summary_refresh",
+    "trajectory_capture",
+]
+
+
 def aeterna_bin() -> str:
     path = os.environ.get("AETERNA_BIN") or str(ROOT / "target" / "debug" / "aeterna")
     if not os.access(path, os.X_OK):

@@ -1,7 +1,8 @@
 """Memory inside the real Claude Code (npm `@anthropic-ai/claude-code`, pinned in
 `tests/claude-code/package.json`, installed by `scripts/test`): `aeterna hooks install
 claude-code` writes the hooks, `claude -p` runs a session against a stand-in Anthropic Messages
-API over real HTTP, and the test reads what the model was sent.
+API over real HTTP, and the test reads what the model was sent. Skills exported from the
+knowledge repository (`aeterna knowledge export --format skills`) load in it the same way.
 
 Set CLAUDE_CODE_BIN to the `claude` executable; without it these tests say SKIPPED."""
 
@@ -44,6 +45,15 @@ def claude_bin() -> str:
     if not path or not os.access(path, os.X_OK):
         pytest.skip("SKIPPED: CLAUDE_CODE_BIN is not set (scripts/test installs Claude Code)")
     return str(Path(path).resolve())
+
+
+def has_tool_result(body: dict) -> bool:
+    """Whether a Messages API request already carries a tool's result."""
+    return any(
+        isinstance(message.get("content"), list)
+        and any(block.get("type") == "tool_result" for block in message["content"])
+        for message in body.get("messages", [])
+    )
 
 
 class StandInModel:
@@ -89,11 +99,7 @@ class StandInModel:
     @staticmethod
     def script(body: dict) -> tuple[list[dict], str]:
         tools = {tool.get("name") for tool in body.get("tools", [])}
-        answered = any(
-            isinstance(message.get("content"), list)
-            and any(block.get("type") == "tool_result" for block in message["content"])
-            for message in body.get("messages", [])
-        )
+        answered = has_tool_result(body)
         if "Bash" in tools and not answered:
             call = {"command": "cargo test --offline 2>&1", "description": "Run the tests"}
             return [{"type": "tool_use", "id": "toolu_stand_in_1", "name": "Bash", "input": call}], "tool_use"
@@ -158,7 +164,9 @@ def rust_env(home: Path) -> dict[str, str]:
     }
 
 
-def run_claude(project: Path, home: Path, stand_in: StandInModel) -> subprocess.CompletedProcess:
+def run_claude(project: Path, home: Path, stand_in: StandInModel,
+               prompt: str = "Run the tests and tell me why they fail.",
+               allowed_tools: str = "Bash") -> subprocess.CompletedProcess:
     env = clean_env() | rust_env(home) | {
         "HOME": str(home),
         "ANTHROPIC_BASE_URL": stand_in.url,
@@ -168,7 +176,7 @@ def run_claude(project: Path, home: Path, stand_in: StandInModel) -> subprocess.
         "XDG_DATA_HOME": str(home / "data"),
     }
     return subprocess.run(
-        [claude_bin(), "-p", "Run the tests and tell me why they fail.", "--allowedTools", "Bash",
+        [claude_bin(), "-p", prompt, "--allowedTools", allowed_tools,
          "--output-format", "json"],
         cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=240,
     )
@@ -257,3 +265,74 @@ async def test_hooks_fail_open_when_the_server_is_down(tmp_path):
                                 capture_output=True, text=True, timeout=30)
         assert result.returncode == 0 and result.stdout == "", (args, result.stdout)
         assert result.stderr.startswith("aeterna hook") and result.stderr.count("\n") == 1, (args, result.stderr)
+
+
+class SkillModel(StandInModel):
+    """A model that loads the `sqlx-offline` skill with the Skill tool, then ends."""
+
+    @staticmethod
+    def script(body: dict) -> tuple[list[dict], str]:
+        tools = {tool.get("name") for tool in body.get("tools", [])}
+        answered = has_tool_result(body)
+        if "Skill" in tools and not answered:
+            call = {"skill": "sqlx-offline"}
+            return [{"type": "tool_use", "id": "toolu_skill_1", "name": "Skill", "input": call}], "tool_use"
+        return [{"type": "text", "text": "Done."}], "end_turn"
+
+
+SKILL_ITEM = """---
+id: sqlx-offline
+type: pattern
+title: Build sqlx crates offline in CI
+description: Set SQLX_OFFLINE=true and commit the .sqlx folder when CI has no database
+layer: team
+scope: core
+---
+Run `cargo sqlx prepare --workspace` and commit the `.sqlx` folder it writes.
+"""
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=Ana", "-c", "user.email=ana@example.com", *args],
+                   cwd=cwd, check=True, capture_output=True)
+
+
+def test_skills_exported_from_the_knowledge_repository_load_in_claude_code(tmp_path):
+    claude_bin()
+    knowledge = tmp_path / "knowledge"
+    (knowledge / "patterns").mkdir(parents=True)
+    (knowledge / "patterns" / "sqlx-offline.md").write_text(SKILL_ITEM)
+    git(tmp_path, "init", "-q", "-b", "main", str(knowledge))
+    git(knowledge, "add", "-A")
+    git(knowledge, "commit", "-qm", "pattern: sqlx offline builds")
+    project = cargo_project(tmp_path)
+    skills = project / ".claude" / "skills"
+
+    def knowledge_export(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [aeterna_bin(), "knowledge", "export", "--repo", str(knowledge), "--format", "skills",
+             "--to", str(skills), *extra], env=clean_env(), capture_output=True, text=True, timeout=60)
+
+    stale = knowledge_export("--check")
+    assert stale.returncode == 1 and "stale:" in stale.stdout, stale.stdout + stale.stderr
+    exported = knowledge_export()
+    assert exported.returncode == 0 and "wrote" in exported.stdout, exported.stdout + exported.stderr
+    assert knowledge_export("--check").returncode == 0
+
+    model = SkillModel()
+    try:
+        home = tmp_path / "home"
+        home.mkdir()
+        session = run_claude(project, home, model, prompt="How do we build sqlx crates in CI?",
+                             allowed_tools="Skill")
+        assert session.returncode == 0, session.stdout + session.stderr
+        requests = [json.dumps(body) for body in model.requests
+                    if any(tool.get("name") == "Skill" for tool in body.get("tools", []))]
+    finally:
+        model.close()
+    assert requests, "Claude Code offered the Skill tool"
+    listing = "- sqlx-offline: Set SQLX_OFFLINE=true and commit the .sqlx folder when CI has no database"
+    assert listing in requests[0], "the skill is listed by name and description"
+    assert "cargo sqlx prepare --workspace" not in requests[0], "its body loads only on demand"
+    loaded = [body for body in requests if "toolu_skill_1" in body]
+    assert loaded and "cargo sqlx prepare --workspace" in loaded[0], "the model loaded the skill's body"

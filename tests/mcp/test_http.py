@@ -6,36 +6,9 @@ import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from conftest import ALPHA_TOKEN, BETA_TOKEN, TWO_TENANTS, call_err, call_ok, http_client, raw_post
+from conftest import ALPHA_TOKEN, BETA_TOKEN, TOOLS, TWO_TENANTS, call_err, call_ok, http_client, raw_post
 
 pytestmark = pytest.mark.anyio
-
-TOOLS = [
-    "context_assemble",
-    "hindsight_approve",
-    "hindsight_capture",
-    "hindsight_feedback",
-    "hindsight_promotions",
-    "hindsight_query",
-    "hindsight_resolve",
-    "memory_add",
-    "memory_delete",
-    "memory_get",
-    "memory_list",
-    "memory_search",
-    "memory_update",
-    "meta_loop_cancel",
-    "meta_loop_list",
-    "meta_loop_start",
-    "meta_loop_status",
-    "meta_loop_step",
-    "note_distill",
-    "note_get",
-    "note_list",
-    "summary_get",
-    "summary_refresh",
-    "trajectory_capture",
-]
 
 
 # "auto" negotiates the stateless 2026-07-28 protocol; "legacy" the initialize handshake.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import call_err, call_ok, stdio_client
+from conftest import TOOLS, call_err, call_ok, stdio_client
 
 pytestmark = pytest.mark.anyio
 
@@ -13,32 +13,7 @@ async def test_stdio_lists_tools_and_runs_add_search_get_delete(tmp_path):
     async with stdio_client(tmp_path / "data") as client:
         assert client.server_info is not None and client.server_info.name == "aeterna"
         names = sorted(tool.name for tool in (await client.list_tools()).tools)
-        assert names == [
-            "context_assemble",
-            "hindsight_approve",
-            "hindsight_capture",
-            "hindsight_feedback",
-            "hindsight_promotions",
-            "hindsight_query",
-            "hindsight_resolve",
-            "memory_add",
-            "memory_delete",
-            "memory_get",
-            "memory_list",
-            "memory_search",
-            "memory_update",
-            "meta_loop_cancel",
-            "meta_loop_list",
-            "meta_loop_start",
-            "meta_loop_status",
-            "meta_loop_step",
-            "note_distill",
-            "note_get",
-            "note_list",
-            "summary_get",
-            "summary_refresh",
-            "trajectory_capture",
-        ]
+        assert names == TOOLS
         added = await call_ok(
             client, "memory_add", {"content": "cargo clippy runs with -D warnings in CI", "layer": "company"}
         )

@@ -239,20 +239,3 @@ pub(crate) fn require_tenant(who: &Identity) -> Result<&str> {
     }
     Ok(&who.tenant_id)
 }
-
-/// The identity that owns `scope` in `tenant_id`, for work done on a scope's behalf (a
-/// background refresh).
-pub(crate) fn identity_for(tenant_id: &str, scope: &Scope) -> Identity {
-    let mut who = Identity::new(tenant_id);
-    let id = Some(scope.scope_id.clone());
-    match scope.layer {
-        Layer::Agent => who.agent_id = id,
-        Layer::User => who.user_id = id,
-        Layer::Session => who.session_id = id,
-        Layer::Project => who.project_id = id,
-        Layer::Team => who.team_id = id,
-        Layer::Org => who.org_id = id,
-        Layer::Company => {}
-    }
-    who
-}

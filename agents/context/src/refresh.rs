@@ -9,7 +9,7 @@ use aeterna_memory::{Identity, Layer, ListRequest, MemoryRecord, Scope, now_mill
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::architect::{ContextArchitect, identity_for, require_tenant};
+use crate::architect::{ContextArchitect, require_tenant};
 use crate::error::Result;
 use crate::model::{Depth, LayerSummary};
 use crate::store::ScopeSummaries;
@@ -117,7 +117,7 @@ impl ContextArchitect {
 
     /// The newest `max_source_items` memories of the scope, newest first.
     async fn sources(&self, tenant_id: &str, scope: &Scope) -> Result<Vec<MemoryRecord>> {
-        let who = identity_for(tenant_id, scope);
+        let who = Identity::owning(tenant_id, scope);
         let wanted = self.config.summaries.max_source_items;
         let page_size = self.memory.config().max_page_size;
         let mut records = Vec::new();

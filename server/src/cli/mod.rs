@@ -8,6 +8,7 @@ pub mod backup;
 pub mod bridge;
 pub mod ext;
 pub mod hooks;
+pub mod knowledge;
 pub mod migrate;
 pub mod serve;
 
@@ -39,6 +40,9 @@ pub enum Command {
     /// Install or remove the hooks that give a coding agent memory (Claude Code).
     #[command(subcommand)]
     Hooks(hooks::HooksCommand),
+    /// The knowledge repository: export into AGENTS.md, CLAUDE.md and skills, import, list.
+    #[command(subcommand)]
+    Knowledge(knowledge::KnowledgeCommand),
 }
 
 /// Parses the command line and runs the chosen subcommand.
@@ -58,6 +62,7 @@ pub fn main() -> ExitCode {
     let cli = match cli.command {
         Command::Hook(args) => return hooks::run_hook(args),
         Command::Hooks(command) => return finish(hooks::run_hooks(command)),
+        Command::Knowledge(command) => return finish(knowledge::run(command)),
         command => Cli { command },
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -78,7 +83,9 @@ pub fn main() -> ExitCode {
             Command::Bridge(args) => bridge::run(args).await,
             Command::Backup(args) => backup::run(args).await,
             Command::Migrate(args) => migrate::run(args).await,
-            Command::Hook(_) | Command::Hooks(_) => unreachable!("handled before the runtime"),
+            Command::Hook(_) | Command::Hooks(_) | Command::Knowledge(_) => {
+                unreachable!("handled before the runtime")
+            }
         }
     });
     finish(result)

@@ -110,6 +110,7 @@ pub async fn run_mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
             cancel.cancel();
         }
     }
+    state.knowledge.shutdown().await;
     state.meta.shutdown().await;
     state.notes.shutdown().await;
     state.llm.shutdown().await;

@@ -5,6 +5,7 @@
 pub mod compat;
 pub mod context;
 pub mod hindsight;
+pub mod knowledge;
 pub mod memory;
 pub mod meta;
 pub mod notes;

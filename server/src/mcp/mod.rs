@@ -11,6 +11,7 @@ mod completion;
 mod context;
 mod extensions;
 mod hindsight;
+mod knowledge;
 mod memory;
 mod meta;
 mod notes;
@@ -92,6 +93,7 @@ impl AeternaMcp {
             + Self::hindsight_router()
             + Self::notes_router()
             + Self::meta_router()
+            + Self::knowledge_router()
     }
 
     /// Every tool this server offers with `state`: [`tool_router`](Self::tool_router) plus the

@@ -70,6 +70,10 @@ fn probe_args(tool: &str) -> Option<Value> {
         "trajectory_capture" => json!({ "event": {
             "tool_name": "bash", "description": "ran the tests", "success": true } }),
         "note_get" => json!({ "id": UNKNOWN_ID }),
+        "knowledge_search" => json!({ "query": "deploy window" }),
+        "knowledge_get" => json!({ "id": "deploy-window" }),
+        "knowledge_propose" => json!({ "type": "policy", "title": "Deploy window",
+            "body": "Deploy on Mondays.", "why": "forged" }),
         _ => return None,
     })
 }

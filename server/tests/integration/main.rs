@@ -12,6 +12,8 @@ mod ext_cli;
 mod hooks;
 mod http_api;
 mod http_hardening;
+mod knowledge_cli;
+mod knowledge_sync;
 mod llm;
 mod notes_shutdown;
 mod shared_cache;
