@@ -124,12 +124,21 @@ impl KnowledgeService {
                 _ = tick.tick() => {}
             }
             for repository in &self.repositories {
+                let before = repository
+                    .status
+                    .lock()
+                    .expect("status lock")
+                    .last_error
+                    .clone();
                 if let Err(error) = self.sync_repository(repository).await {
-                    tracing::warn!(
-                        repository = %repository.config.path.display(),
-                        %error,
-                        "knowledge sync failed; retried on the next poll"
-                    );
+                    // Once per distinct failure, not once per poll.
+                    if before.as_deref() != Some(error.to_string().as_str()) {
+                        tracing::warn!(
+                            repository = %repository.config.path.display(),
+                            %error,
+                            "knowledge sync failed; retried on every poll"
+                        );
+                    }
                 }
             }
         }

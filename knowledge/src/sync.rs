@@ -9,8 +9,8 @@
 use std::collections::HashMap;
 
 use aeterna_memory::{
-    COMPANY_SCOPE, Identity, Layer, ListRequest, MemoryPatch, MemoryRecord, MemoryService,
-    NewMemory, Scope,
+    COMPANY_SCOPE, Identity, Layer, ListRequest, MemoryError, MemoryPatch, MemoryRecord,
+    MemoryService, NewMemory, Scope,
 };
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -113,14 +113,16 @@ pub async fn sync_into_memory(
                     tags: Some(tags(item)),
                     metadata: Some(with_link(existing.metadata, entry, snapshot)),
                 };
-                memory
-                    .update(&who, existing.id, patch)
-                    .await
-                    .map_err(memory_error("updating", item.id()))?;
-                report.updated += 1;
+                match memory.update(&who, existing.id, patch).await {
+                    Ok(_) => report.updated += 1,
+                    Err(MemoryError::InvalidInput(reason)) => {
+                        report.problems.push(refused(entry, &reason));
+                    }
+                    Err(error) => return Err(memory_error("updating", item.id())(error)),
+                }
             }
             None => new.push((
-                entry.path.clone(),
+                entry,
                 NewMemory {
                     layer: target.layer,
                     content,
@@ -133,21 +135,34 @@ pub async fn sync_into_memory(
     }
     for batch in new.chunks(BATCH) {
         let memories = batch.iter().map(|(_, new)| new.clone()).collect();
-        let outcomes = memory
-            .add_batch(&who, memories)
-            .await
-            .map_err(memory_error("adding", "a batch of items"))?;
-        for ((path, _), outcome) in batch.iter().zip(outcomes) {
-            if outcome.deduplicated {
-                report.problems.push(Problem {
-                    path: path.clone(),
+        let outcomes = match memory.add_batch(&who, memories).await {
+            Ok(outcomes) => outcomes.into_iter().map(Ok).collect(),
+            // One item memory refuses (a tag too long, say) must not keep the rest out: the
+            // batch is added again item by item, and the refused ones reported.
+            Err(MemoryError::InvalidInput(_)) => {
+                let mut outcomes = Vec::with_capacity(batch.len());
+                for (_, new) in batch {
+                    outcomes.push(match memory.add(&who, new.clone()).await {
+                        Ok(outcome) => Ok(outcome),
+                        Err(MemoryError::InvalidInput(reason)) => Err(reason),
+                        Err(error) => return Err(memory_error("adding", "an item")(error)),
+                    });
+                }
+                outcomes
+            }
+            Err(error) => return Err(memory_error("adding", "a batch of items")(error)),
+        };
+        for ((entry, _), outcome) in batch.iter().zip(outcomes) {
+            match outcome {
+                Ok(outcome) if outcome.deduplicated => report.problems.push(Problem {
+                    path: entry.path.clone(),
                     message: format!(
                         "says exactly what memory {} already says; it is not stored twice",
                         outcome.record.id
                     ),
-                });
-            } else {
-                report.added += 1;
+                }),
+                Ok(_) => report.added += 1,
+                Err(reason) => report.problems.push(refused(entry, &reason)),
             }
         }
     }
@@ -170,6 +185,14 @@ pub async fn sync_into_memory(
         "knowledge synced into memory"
     );
     Ok(report)
+}
+
+/// An item memory refused, with memory's reason (which names the limit).
+fn refused(entry: &Entry, reason: &str) -> Problem {
+    Problem {
+        path: entry.path.clone(),
+        message: format!("memory refuses it: {reason}"),
+    }
 }
 
 /// The knowledge memories of the target's scope, by item id.
@@ -263,8 +286,11 @@ pub fn memory_text(item: &KnowledgeItem) -> String {
 
 fn tags(item: &KnowledgeItem) -> Vec<String> {
     let mut tags = vec![TAG.to_owned(), format!("knowledge:{}", item.front.kind)];
-    tags.extend(item.front.tags.iter().cloned());
-    tags.dedup();
+    for tag in &item.front.tags {
+        if !tags.contains(tag) {
+            tags.push(tag.clone());
+        }
+    }
     tags
 }
 

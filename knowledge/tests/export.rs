@@ -220,3 +220,19 @@ fn skills_are_one_folder_per_pattern_and_lesson_and_hand_written_skills_are_kept
     assert!(!skills.join("port-zero").exists());
     assert!(mine.join("SKILL.md").exists());
 }
+
+#[test]
+fn a_file_already_over_its_cap_is_said_to_be() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("AGENTS.md"), "# Notes\n".repeat(2000)).unwrap();
+    let options = ExportOptions { max_bytes: 4096 };
+    let plan = export::plan(Format::AgentsMd, &items(), dir.path(), &options).unwrap();
+    let over = plan
+        .left_out
+        .iter()
+        .find(|reason| reason.contains("over `--max-bytes` (4096)"));
+    assert!(over.is_some(), "{:?}", plan.left_out);
+    // The hand-written text is still kept whole.
+    let contents = plan.changes[0].contents.as_deref().unwrap();
+    assert!(contents.starts_with(&"# Notes\n".repeat(2000)));
+}

@@ -286,3 +286,59 @@ async fn after_a_large_change_memory_and_the_repository_agree() {
         .collect();
     assert_eq!(actual, expected);
 }
+
+#[tokio::test]
+async fn an_item_memory_refuses_is_reported_and_the_rest_is_synced() {
+    let dir = tempfile::tempdir().unwrap();
+    let memory = memory(&dir.path().join("data")).await;
+    let repo =
+        KnowledgeRepo::open_or_init(&dir.path().join("knowledge"), "main", Limits::default())
+            .unwrap();
+    let too_long = "t".repeat(memory.config().max_tag_bytes + 1);
+    let mut refused = lesson("refused", "A lesson with an unusable tag.\n");
+    refused.front.tags = vec![too_long.clone()];
+    let change = Change {
+        put: vec![
+            refused,
+            lesson("kept", "Kept.\n"),
+            lesson("edited", "First text.\n"),
+        ],
+        remove: Vec::new(),
+    };
+    repo.commit("main", &change, &Author::aeterna(), "three")
+        .unwrap();
+    let report = sync_now(&memory, &repo).await;
+    assert_eq!(counts(&report), (2, 0, 0, 0), "{report:?}");
+    assert_eq!(report.problems.len(), 1, "{report:?}");
+    assert_eq!(report.problems[0].path, "lessons/refused.md");
+    assert!(
+        report.problems[0].message.contains("max_tag_bytes"),
+        "{report:?}"
+    );
+
+    // An edit memory refuses leaves the memory as it was, and says why.
+    let mut edited = lesson("edited", "Second text.\n");
+    edited.front.tags = vec![too_long];
+    repo.commit(
+        "main",
+        &Change {
+            put: vec![edited],
+            remove: Vec::new(),
+        },
+        &Author::aeterna(),
+        "edit",
+    )
+    .unwrap();
+    let report = sync_now(&memory, &repo).await;
+    assert_eq!(report.updated, 0, "{report:?}");
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|problem| problem.path == "lessons/edited.md"),
+        "{report:?}"
+    );
+    let stored = in_memory(&memory).await;
+    assert!(stored["edited"].1.contains("First text."), "{stored:?}");
+    assert_eq!(stored.len(), 2);
+}

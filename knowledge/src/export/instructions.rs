@@ -29,6 +29,16 @@ pub(super) fn plan(path: &Path, items: &[&KnowledgeItem], options: &ExportOption
         changes: Vec::new(),
         left_out,
     };
+    if contents.len() > options.max_bytes {
+        plan.left_out.push(format!(
+            "{}: the text outside the section is {} bytes, so the file is {} bytes, over \
+             `--max-bytes` ({}); agents may not read all of it",
+            path.display(),
+            before.len() + after.len(),
+            contents.len(),
+            options.max_bytes
+        ));
+    }
     if contents != existing {
         plan.changes.push(FileChange {
             path: path.to_owned(),
