@@ -238,16 +238,25 @@ fn first_heading(body: &str) -> Option<String> {
         .filter(|heading| !heading.is_empty())
 }
 
-/// `7. Use SQLite` and `ADR 0007: Use SQLite` → `Use SQLite`.
+/// `7. Use SQLite`, `ADR 0007: Use SQLite` and `ADR-7 - Use SQLite` → `Use SQLite`; a heading
+/// without a numbering is kept as it is.
 fn strip_number(heading: &str) -> &str {
-    let rest =
-        heading.trim_start_matches(|c: char| c.is_ascii_alphabetic() && c.is_ascii_uppercase());
-    let rest = rest.trim_start();
-    let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
-    if rest.len() == heading.len() {
+    let rest = match heading.get(..3) {
+        Some(prefix) if prefix.eq_ignore_ascii_case("adr") => &heading[3..],
+        _ => heading,
+    };
+    let rest = rest.trim_start_matches([' ', '-']);
+    let number = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if number == 0 {
         return heading;
     }
-    rest.trim_start_matches([':', '.', '-', ' ']).trim()
+    // A number is a numbering only when punctuation follows it (`7.`, `0007:`, `7 -`).
+    let after = rest[number..].trim_start();
+    if !after.starts_with([':', '.', '-']) {
+        return heading;
+    }
+    let title = after.trim_start_matches([':', '.', '-', ' ']).trim();
+    if title.is_empty() { heading } else { title }
 }
 
 /// The status an ADR declares (`Status: Accepted`, or a `## Status` section), as ours.
@@ -302,4 +311,28 @@ fn stem(path: &Path) -> String {
 
 fn relative(root: &Path, path: &Path) -> PathBuf {
     path.strip_prefix(root).unwrap_or(path).to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adr_numbers_leave_the_title_and_other_headings_are_kept() {
+        for (heading, title) in [
+            (
+                "1. Record architecture decisions",
+                "Record architecture decisions",
+            ),
+            ("ADR 0007: Use SQLite", "Use SQLite"),
+            ("adr-7 - Use SQLite", "Use SQLite"),
+            ("Use SQLite", "Use SQLite"),
+            ("Adopt Rust", "Adopt Rust"),
+            ("2024 roadmap", "2024 roadmap"),
+            ("42", "42"),
+            ("ADR", "ADR"),
+        ] {
+            assert_eq!(strip_number(heading), title, "{heading}");
+        }
+    }
 }
