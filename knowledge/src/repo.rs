@@ -379,12 +379,14 @@ impl KnowledgeRepo {
     /// Pushes `branch` to `remote` (a configured remote's name, a path or a `file://` URL).
     pub fn push(&self, remote: &str, branch: &str) -> Result<()> {
         check_branch(branch)?;
+        // What errors and logs show: a URL's password never.
+        let shown = aeterna_redact::redact_url_password(remote);
         let mut remote_handle = match self.repo.find_remote(remote) {
             Ok(found) => found,
             Err(_) => self
                 .repo
                 .remote_anonymous(remote)
-                .map_err(git(format!("remote `{remote}`")))?,
+                .map_err(git(format!("remote `{shown}`")))?,
         };
         let mut rejected = None;
         let mut callbacks = git2::RemoteCallbacks::new();
@@ -399,11 +401,11 @@ impl KnowledgeRepo {
         let refspec = format!("refs/heads/{branch}:refs/heads/{branch}");
         remote_handle
             .push(&[refspec.as_str()], Some(&mut options))
-            .map_err(git(format!("pushing `{branch}` to `{remote}`")))?;
+            .map_err(git(format!("pushing `{branch}` to `{shown}`")))?;
         drop(options);
         match rejected {
             Some(reason) => Err(KnowledgeError::Invalid(format!(
-                "the remote `{remote}` refused `{branch}`: {reason}"
+                "the remote `{shown}` refused `{branch}`: {reason}"
             ))),
             None => Ok(()),
         }

@@ -250,7 +250,10 @@ impl KnowledgeService {
                 if let Some(remote) = &remote {
                     repo.push(remote, &branch)?;
                 }
-                Ok((commit, remote))
+                Ok((
+                    commit,
+                    remote.as_deref().map(aeterna_redact::redact_url_password),
+                ))
             })
             .await?
         };

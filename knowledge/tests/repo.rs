@@ -223,6 +223,15 @@ fn a_proposal_is_a_branch_pushed_for_review_and_the_protected_branch_is_untouche
     let file = git(&remote, &["show", "aeterna/proposals/port:lessons/port.md"]);
     assert!(file.contains("Bind port 0."), "{file}");
 
+    // A remote this build cannot reach is an error that never shows the URL's password.
+    let error = repo
+        .push(
+            "https://ana:s3cret-token@git.example.com/k.git",
+            "aeterna/proposals/port",
+        )
+        .expect_err("no network transports");
+    assert!(!error.to_string().contains("s3cret-token"), "{error}");
+
     for bad in ["../main", "-x", "a..b", "a b"] {
         let error = repo
             .commit(bad, &put(lesson("x", "x")), &Author::aeterna(), "x")
