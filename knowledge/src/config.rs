@@ -9,6 +9,12 @@
 //! tenant = "acme"
 //! layer = "team"
 //! scope = "core"
+//! remote = "origin"              # proposals are pushed here for review
+//!
+//! [knowledge.repositories.capture]
+//! lessons = true                 # fixes Hindsight promotes into team core → lesson proposals
+//! notes = false                  # distilled notes of this scope → note proposals
+//! min_note_quality = 0.7
 //! ```
 
 use std::path::PathBuf;
@@ -21,7 +27,7 @@ use crate::repo::Limits;
 /// Most repositories one server reads.
 pub const MAX_REPOSITORIES: usize = 64;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct KnowledgeConfig {
     /// How often each repository's branch is looked at, in ms (1000). A new commit (a pull, a
@@ -33,6 +39,8 @@ pub struct KnowledgeConfig {
     pub max_items: usize,
     /// The most revisions an item's history lists (200).
     pub max_history: usize,
+    /// The most bytes of items one branch may hold in all (64 MiB): what one sync reads.
+    pub max_branch_bytes: usize,
     pub repositories: Vec<RepositoryConfig>,
 }
 
@@ -44,6 +52,7 @@ impl Default for KnowledgeConfig {
             max_item_bytes: limits.max_item_bytes,
             max_items: limits.max_items,
             max_history: limits.max_history,
+            max_branch_bytes: limits.max_branch_bytes,
             repositories: Vec::new(),
         }
     }
@@ -55,6 +64,7 @@ impl KnowledgeConfig {
             max_item_bytes: self.max_item_bytes,
             max_items: self.max_items,
             max_history: self.max_history,
+            max_branch_bytes: self.max_branch_bytes,
         }
     }
 
@@ -63,9 +73,14 @@ impl KnowledgeConfig {
         if self.poll_interval_ms == 0 {
             return Err("`knowledge.poll_interval_ms` must be at least 1".into());
         }
-        if self.max_item_bytes == 0 || self.max_items == 0 || self.max_history == 0 {
+        if self.max_item_bytes == 0
+            || self.max_items == 0
+            || self.max_history == 0
+            || self.max_branch_bytes == 0
+        {
             return Err(
-                "`knowledge.max_item_bytes`, `max_items` and `max_history` must be at least 1"
+                "`knowledge.max_item_bytes`, `max_items`, `max_history` and \
+                 `max_branch_bytes` must be at least 1"
                     .into(),
             );
         }
@@ -94,6 +109,12 @@ impl KnowledgeConfig {
                 }
                 _ => {}
             }
+            if !(0.0..=1.0).contains(&repository.capture.min_note_quality) {
+                return Err(format!(
+                    "`{key}.capture.min_note_quality` is {}; use 0 to 1",
+                    repository.capture.min_note_quality
+                ));
+            }
             if repository.tenant.trim().is_empty() {
                 return Err(format!("`{key}.tenant` is empty"));
             }
@@ -110,7 +131,7 @@ impl KnowledgeConfig {
 }
 
 /// One knowledge repository: where it is, which branch is read, and whose knowledge it holds.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RepositoryConfig {
     /// A checkout (or a bare repository); created when missing.
@@ -130,6 +151,34 @@ pub struct RepositoryConfig {
     /// `file://` URL. None: proposals stay in this repository.
     #[serde(default)]
     pub remote: Option<String>,
+    /// What the agents learn in this scope that becomes a proposal here.
+    #[serde(default)]
+    pub capture: CaptureRules,
+}
+
+/// Which learned things become knowledge proposals (on `aeterna/proposals/<id>`, pushed to
+/// `remote` when set; never the protected branch). Off unless configured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CaptureRules {
+    /// A Hindsight fix promoted into this scope (automatically, or approved) becomes a
+    /// `lesson` proposal.
+    pub lessons: bool,
+    /// A note distilled in this scope becomes a `note` proposal when its quality is at least
+    /// `min_note_quality`.
+    pub notes: bool,
+    /// 0..1 (0.7): how complete and specific a note must be to be proposed.
+    pub min_note_quality: f32,
+}
+
+impl Default for CaptureRules {
+    fn default() -> CaptureRules {
+        CaptureRules {
+            lessons: false,
+            notes: false,
+            min_note_quality: 0.7,
+        }
+    }
 }
 
 fn default_branch() -> String {

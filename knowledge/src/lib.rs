@@ -8,10 +8,13 @@
 //! [`export`] puts what is in force into the files agents already read: `AGENTS.md`,
 //! `CLAUDE.md` and Agent Skills folders; [`sync`] keeps memory in line with the branch, so
 //! search, context assembly and Hindsight find what the repository holds, and
-//! [`KnowledgeService`] runs it for the repositories of `[knowledge]`.
+//! [`KnowledgeService`] runs it for the repositories of `[knowledge]`. The other way,
+//! [`capture`] turns what the agents learn (promoted fixes, distilled notes) into proposals
+//! for review, by each repository's rules.
 //!
 //! Start reading at [`item::KnowledgeItem::parse`] and [`repo::KnowledgeRepo::commit`].
 
+pub mod capture;
 pub mod config;
 pub mod error;
 pub mod export;
@@ -22,7 +25,7 @@ pub mod service;
 pub mod sync;
 pub mod tools;
 
-pub use config::{KnowledgeConfig, RepositoryConfig};
+pub use config::{CaptureRules, KnowledgeConfig, RepositoryConfig};
 pub use error::{KnowledgeError, Result};
 pub use item::{FrontMatter, ItemType, KnowledgeItem, Source, Status};
 pub use repo::{Author, Change, KnowledgeRepo, Limits, Snapshot};

@@ -24,6 +24,8 @@ pub struct Limits {
     pub max_items: usize,
     /// The most revisions [`KnowledgeRepo::history`] returns.
     pub max_history: usize,
+    /// The most item bytes one read of a branch takes in all ([`KnowledgeRepo::snapshot`]).
+    pub max_branch_bytes: usize,
 }
 
 impl Default for Limits {
@@ -32,6 +34,7 @@ impl Default for Limits {
             max_item_bytes: 64 * 1024,
             max_items: 10_000,
             max_history: 200,
+            max_branch_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -98,6 +101,9 @@ pub struct Revision {
     /// Whether this commit removed the item.
     pub removed: bool,
 }
+
+/// Commits one history listing looks at, at most (newest first).
+pub const MAX_HISTORY_WALK: usize = 20_000;
 
 /// A knowledge repository and the branch its reads see.
 pub struct KnowledgeRepo {
@@ -189,6 +195,7 @@ impl KnowledgeRepo {
             commit: Some(tip.to_string()),
             ..Snapshot::default()
         };
+        let mut read_bytes = 0;
         for kind in ItemType::ALL {
             let Some(directory) = self.subtree(&tree, kind.directory())? else {
                 continue;
@@ -207,6 +214,14 @@ impl KnowledgeRepo {
                         "branch `{branch}` holds more than {} items (`knowledge.max_items`); \
                          raise the limit or split the repository",
                         self.limits.max_items
+                    )));
+                }
+                read_bytes += self.item_size(entry.id(), &path)?;
+                if read_bytes > self.limits.max_branch_bytes {
+                    return Err(KnowledgeError::Limit(format!(
+                        "branch `{branch}` holds more than {} bytes of items \
+                         (`knowledge.max_branch_bytes`); raise the limit or split the repository",
+                        self.limits.max_branch_bytes
                     )));
                 }
                 match self.read_item(entry.id(), &path, kind, stem) {
@@ -348,7 +363,9 @@ impl KnowledgeRepo {
         walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)
             .map_err(git("walking history"))?;
         let mut revisions = Vec::new();
-        for oid in walk {
+        // A bound on the work one `knowledge_get` costs on a long history: the item's older
+        // revisions are in `git log`.
+        for oid in walk.take(MAX_HISTORY_WALK) {
             let oid = oid.map_err(git("walking history"))?;
             let commit = self
                 .repo
@@ -437,6 +454,15 @@ impl KnowledgeRepo {
         }
     }
 
+    /// A blob's size, from its object header (without reading it).
+    fn item_size(&self, blob: Oid, path: &str) -> Result<usize> {
+        let odb = self.repo.odb().map_err(git("opening the object store"))?;
+        let (size, _) = odb
+            .read_header(blob)
+            .map_err(git(format!("reading {path}")))?;
+        Ok(size)
+    }
+
     /// Reads and parses one item blob, checking its size before reading it whole and that its
     /// id is its file name.
     fn read_item(
@@ -446,10 +472,7 @@ impl KnowledgeRepo {
         kind: ItemType,
         stem: &str,
     ) -> Result<KnowledgeItem> {
-        let odb = self.repo.odb().map_err(git("opening the object store"))?;
-        let (size, _) = odb
-            .read_header(blob)
-            .map_err(git(format!("reading {path}")))?;
+        let size = self.item_size(blob, path)?;
         if size > self.limits.max_item_bytes {
             return Err(KnowledgeError::Limit(format!(
                 "{size} bytes, more than `knowledge.max_item_bytes` ({})",

@@ -28,6 +28,12 @@ pub struct RepositoryStatus {
     pub last_report: Option<SyncReport>,
     /// Why the last attempt failed, until one succeeds.
     pub last_error: Option<String>,
+    /// Learned things proposed here since the server started.
+    pub captured: u64,
+    /// The review branch of the last learned thing proposed here.
+    pub last_capture: Option<String>,
+    /// Why the last learned thing could not be proposed, until one is.
+    pub last_capture_error: Option<String>,
 }
 
 pub(crate) struct Repository {
@@ -36,6 +42,24 @@ pub(crate) struct Repository {
     status: Mutex<RepositoryStatus>,
     /// One sync at a time per repository (the poller and `sync_now`).
     syncing: tokio::sync::Mutex<()>,
+}
+
+impl Repository {
+    /// Records the outcome of proposing a learned thing here.
+    pub(crate) fn record_capture(
+        &self,
+        outcome: std::result::Result<crate::tools::ProposalReceipt, String>,
+    ) {
+        let mut status = self.status.lock().expect("status lock");
+        match outcome {
+            Ok(receipt) => {
+                status.captured += 1;
+                status.last_capture = Some(receipt.branch);
+                status.last_capture_error = None;
+            }
+            Err(error) => status.last_capture_error = Some(error),
+        }
+    }
 }
 
 /// The knowledge repositories of one server.

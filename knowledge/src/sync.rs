@@ -20,7 +20,7 @@ use crate::item::KnowledgeItem;
 use crate::repo::{Entry, Problem, Snapshot};
 
 /// The memory kind of knowledge items.
-pub const KIND: &str = "knowledge";
+pub const KIND: &str = aeterna_memory::kind::KNOWLEDGE;
 /// The tag every knowledge memory carries.
 pub const TAG: &str = "knowledge";
 /// Memories written per batch.

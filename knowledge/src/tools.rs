@@ -2,7 +2,7 @@
 //! history, and propose a new or changed item for review. Every call acts as an [`Identity`]:
 //! only the repositories of scopes it sees and its token reaches are read or written.
 
-use aeterna_memory::{COMPANY_SCOPE, Identity, Layer, Scope, SearchRequest};
+use aeterna_memory::{COMPANY_SCOPE, Identity, Layer, ListRequest, Scope, SearchRequest};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -16,6 +16,15 @@ use crate::sync::KIND;
 pub const PROPOSAL_BRANCH_PREFIX: &str = "aeterna/proposals/";
 /// Most hits one search returns.
 pub const MAX_SEARCH_LIMIT: usize = 50;
+/// Knowledge items as MCP resources: `aeterna://knowledge/{layer}/{scope_id}/{id}`.
+pub const RESOURCE_URI_PREFIX: &str = "aeterna://knowledge/";
+/// Skill-like items (patterns and lessons) looked at per [`KnowledgeService::skill_ids`] call.
+const MAX_SKILLS_SCANNED: usize = 2_000;
+
+/// The resource URI of item `id` of a repository of `layer` / `scope_id`.
+pub fn resource_uri(layer: Layer, scope_id: &str, id: &str) -> String {
+    format!("{RESOURCE_URI_PREFIX}{layer}/{scope_id}/{id}")
+}
 
 /// One search hit: what the item is and why it was found.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -28,6 +37,8 @@ pub struct KnowledgeHit {
     pub scope_id: String,
     /// The item's path in its repository.
     pub path: String,
+    /// The item as an MCP resource (`resources/read`).
+    pub uri: String,
     /// Relevance in 0..1.
     pub score: f32,
     /// The item's text as memory holds it (title, description, body).
@@ -48,6 +59,8 @@ pub struct KnowledgeDocument {
     pub tags: Vec<String>,
     pub supersedes: Vec<String>,
     pub path: String,
+    /// The item as an MCP resource (`resources/read`).
+    pub uri: String,
     /// The whole file: front matter and Markdown body.
     pub text: String,
     /// The commits that changed it, newest first.
@@ -144,8 +157,10 @@ impl KnowledgeService {
             .filter_map(|hit| {
                 let link = hit.record.metadata.get("knowledge")?;
                 let text = hit.record.content.clone().unwrap_or_default();
+                let id = link.get("id")?.as_str()?.to_owned();
                 Some(KnowledgeHit {
-                    id: link.get("id")?.as_str()?.to_owned(),
+                    uri: resource_uri(hit.layer, &hit.record.scope_id, &id),
+                    id,
                     kind: link.get("type")?.as_str()?.to_owned(),
                     title: text.lines().next().unwrap_or_default().to_owned(),
                     layer: hit.layer,
@@ -156,6 +171,46 @@ impl KnowledgeService {
                 })
             })
             .collect())
+    }
+
+    /// Ids of the patterns and lessons in force that the caller sees, starting with `typed`
+    /// (what can be loaded as a skill), from at most [`MAX_SKILLS_SCANNED`] items.
+    pub async fn skill_ids(&self, who: &Identity, typed: &str) -> Result<Vec<String>> {
+        let mut ids = std::collections::BTreeSet::new();
+        for kind in [ItemType::Pattern, ItemType::Lesson] {
+            let mut cursor = None;
+            let mut scanned = 0;
+            while scanned < MAX_SKILLS_SCANNED / 2 {
+                let page = self
+                    .memory()
+                    .list(
+                        who,
+                        ListRequest {
+                            layers: None,
+                            tags: vec![format!("knowledge:{kind}")],
+                            kinds: vec![KIND.to_owned()],
+                            cursor,
+                            limit: self.memory().config().max_page_size,
+                            metadata_only: true,
+                        },
+                    )
+                    .await
+                    .map_err(|source| KnowledgeError::Memory {
+                        doing: "listing skills".into(),
+                        source,
+                    })?;
+                scanned += page.items.len();
+                ids.extend(page.items.iter().filter_map(|record| {
+                    let id = record.metadata.get("knowledge")?.get("id")?.as_str()?;
+                    id.starts_with(typed).then(|| id.to_owned())
+                }));
+                match page.next_cursor {
+                    Some(next) if !page.items.is_empty() => cursor = Some(next),
+                    _ => break,
+                }
+            }
+        }
+        Ok(ids.into_iter().collect())
     }
 
     /// Item `id` from the first repository the caller sees that holds it (narrowest scope
@@ -223,8 +278,6 @@ impl KnowledgeService {
         item.front.supersedes = proposal.supersedes;
         item.front.status = Status::Accepted;
         item.validate()?;
-        let path = item.path()?;
-        let branch = format!("{PROPOSAL_BRANCH_PREFIX}{id}");
         let proposer = who.user_id.clone().unwrap_or_else(|| "an agent".into());
         let author = Author {
             name: proposer.clone(),
@@ -236,35 +289,9 @@ impl KnowledgeService {
             proposal.title.trim(),
             proposal.why.trim()
         );
-        let remote = repository.config.remote.clone();
-        let repo = repository.repo.clone();
-        let change = Change {
-            put: vec![item],
-            remove: Vec::new(),
-        };
-        let (commit, pushed_to) = {
-            let branch = branch.clone();
-            blocking(move || {
-                let repo = repo.lock().expect("repository lock");
-                let commit = repo.commit(&branch, &change, &author, &message)?;
-                if let Some(remote) = &remote {
-                    repo.push(remote, &branch)?;
-                }
-                Ok((
-                    commit,
-                    remote.as_deref().map(aeterna_redact::redact_url_password),
-                ))
-            })
-            .await?
-        };
-        tracing::info!(tenant = %who.tenant_id, %branch, %commit, "knowledge proposed");
-        Ok(ProposalReceipt {
-            id,
-            branch,
-            commit,
-            path,
-            pushed_to,
-        })
+        let receipt = commit_proposal(repository, item, author, message).await?;
+        tracing::info!(tenant = %who.tenant_id, branch = %receipt.branch, commit = %receipt.commit, "knowledge proposed");
+        Ok(receipt)
     }
 
     /// The caller's tenant's repositories whose scope the caller sees and reaches, narrowest
@@ -280,7 +307,49 @@ impl KnowledgeService {
     }
 }
 
-fn repository_scope(repository: &Repository) -> Scope {
+/// Commits `item` on its review branch (`aeterna/proposals/<id>`, forked from the protected
+/// branch) and pushes the branch when the repository has a remote. Committing what the branch
+/// already holds makes no commit.
+pub(crate) async fn commit_proposal(
+    repository: &Repository,
+    item: KnowledgeItem,
+    author: Author,
+    message: String,
+) -> Result<ProposalReceipt> {
+    let id = item.id().to_owned();
+    let path = item.path()?;
+    let branch = format!("{PROPOSAL_BRANCH_PREFIX}{id}");
+    let remote = repository.config.remote.clone();
+    let repo = repository.repo.clone();
+    let change = Change {
+        put: vec![item],
+        remove: Vec::new(),
+    };
+    let (commit, pushed_to) = {
+        let branch = branch.clone();
+        blocking(move || {
+            let repo = repo.lock().expect("repository lock");
+            let commit = repo.commit(&branch, &change, &author, &message)?;
+            if let Some(remote) = &remote {
+                repo.push(remote, &branch)?;
+            }
+            Ok((
+                commit,
+                remote.as_deref().map(aeterna_redact::redact_url_password),
+            ))
+        })
+        .await?
+    };
+    Ok(ProposalReceipt {
+        id,
+        branch,
+        commit,
+        path,
+        pushed_to,
+    })
+}
+
+pub(crate) fn repository_scope(repository: &Repository) -> Scope {
     Scope::new(
         repository.config.layer,
         repository
@@ -299,14 +368,16 @@ fn document(
 ) -> KnowledgeDocument {
     let path = item.path().unwrap_or_default();
     let front = item.front;
+    let scope_id = repository_scope(repository).scope_id;
     KnowledgeDocument {
+        uri: resource_uri(repository.config.layer, &scope_id, &front.id),
         id: front.id,
         kind: front.kind.as_str().to_owned(),
         title: front.title,
         description: front.description,
         status: front.status.as_str().to_owned(),
         layer: front.layer,
-        scope_id: repository_scope(repository).scope_id,
+        scope_id,
         tags: front.tags,
         supersedes: front.supersedes,
         path,

@@ -315,6 +315,42 @@ fn secrets_are_redacted_before_commit_and_limits_are_enforced() {
 }
 
 #[test]
+fn a_branch_over_its_byte_limit_is_refused_whole_before_its_items_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let limits = Limits {
+        max_branch_bytes: 4096,
+        ..Limits::default()
+    };
+    let repo = KnowledgeRepo::open_or_init(dir.path(), "main", limits).unwrap();
+    let change = Change {
+        put: (0..3)
+            .map(|n| lesson(&format!("n{n}"), &"z".repeat(1000)))
+            .collect(),
+        remove: Vec::new(),
+    };
+    repo.commit("main", &change, &Author::aeterna(), "three")
+        .unwrap();
+    assert_eq!(repo.snapshot().unwrap().entries.len(), 3);
+    // Two more by hand: now over 4 KiB in all.
+    for n in 3..5 {
+        std::fs::write(
+            dir.path().join(format!("lessons/n{n}.md")),
+            lesson(&format!("n{n}"), &"z".repeat(1000))
+                .render()
+                .unwrap(),
+        )
+        .unwrap();
+    }
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-qm", "two more"]);
+    let error = repo.snapshot().expect_err("over the branch's byte limit");
+    assert!(
+        error.to_string().contains("`knowledge.max_branch_bytes`"),
+        "{error}"
+    );
+}
+
+#[test]
 fn a_file_someone_is_editing_survives_a_commit_to_the_checked_out_branch() {
     let dir = tempfile::tempdir().unwrap();
     let repo = open(dir.path());

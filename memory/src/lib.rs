@@ -12,6 +12,8 @@
 //!   exact in-memory scan rebuilt from the durable vectors at start.
 //! * [`embed`]: text embedders behind [`embed::Embedder`].
 //! * [`retrieval`]: how lexical and vector evidence become ranked hits with 0..1 scores.
+//! * [`learned`]: the outlet through which the agents announce what they learned to reviewed
+//!   knowledge.
 //! * [`migrate`]: copying an embedded deployment into PostgreSQL (`aeterna migrate`).
 
 mod config;
@@ -20,6 +22,7 @@ pub mod error;
 pub mod follow;
 pub mod grants;
 mod intern;
+pub mod learned;
 pub mod migrate;
 pub mod model;
 mod reembed;

@@ -219,6 +219,8 @@ pub mod kind {
     pub const MEMORY: &str = "memory";
     pub const NOTE: &str = "note";
     pub const HINDSIGHT: &str = "hindsight";
+    /// An item of a knowledge repository, synced from git (`aeterna-knowledge`).
+    pub const KNOWLEDGE: &str = "knowledge";
 }
 
 /// Milliseconds since the Unix epoch, UTC.

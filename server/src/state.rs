@@ -165,9 +165,14 @@ impl AppState {
             LlmRoles::disabled()
         };
         llm.register_metrics(metrics.registry_mut());
+        let mut context_config = config.context.clone();
+        if config.knowledge.repositories.is_empty() {
+            // No repository, no knowledge to reserve room for (and no search for it).
+            context_config.knowledge_share = 0.0;
+        }
         let context = ContextArchitect::start_shared(
             memory.clone(),
-            config.context.clone(),
+            context_config,
             llm.summarizer(),
             shared_cache,
         )
@@ -194,6 +199,9 @@ impl AppState {
         meta.metrics().register(metrics.registry_mut());
         let knowledge = KnowledgeService::start(config.knowledge.clone(), memory.clone())
             .context("cannot open the knowledge repositories ([knowledge])")?;
+        // What the agents learn becomes proposals in the repositories whose rules take it.
+        hindsight.set_learned_sink(knowledge.clone());
+        notes.set_learned_sink(knowledge.clone());
         Ok(AppState {
             config: Arc::new(config),
             memory,

@@ -19,9 +19,9 @@ async def test_prompts_carry_what_memory_knows(serve):
     server = serve(TWO_TENANTS)
     async with http_client(server, ALPHA_TOKEN) as alpha:
         listed = {prompt.name: prompt for prompt in (await alpha.list_prompts()).prompts}
-        assert set(listed) == {"start-task", "fix-error", "record-lesson"}
+        assert set(listed) == {"start-task", "fix-error", "record-lesson", "use-skill"}
         required = {p.name: [a.name for a in p.arguments if a.required] for p in listed.values()}
-        assert required == {"start-task": ["task"], "fix-error": ["error_output"], "record-lesson": ["lesson"]}
+        assert required == {"start-task": ["task"], "fix-error": ["error_output"], "record-lesson": ["lesson"], "use-skill": ["skill"]}
 
         await call_ok(alpha, "memory_add", {"content": "Release builds need RUSTFLAGS=-Ctarget-cpu=x86-64-v2 on the CI runners", "layer": "project"})
         started = await alpha.get_prompt("start-task", {"task": "fix the release build flags on CI"})
@@ -131,7 +131,7 @@ async def test_argument_errors_name_the_argument_path(serve):
 
 async def test_prompts_and_completions_over_stdio(tmp_path):
     async with stdio_client(tmp_path / "data") as client:
-        assert len((await client.list_prompts()).prompts) == 3
+        assert len((await client.list_prompts()).prompts) == 4
         lesson = await client.get_prompt("record-lesson", {"lesson": "Run migrations before deploys"})
         assert "`project` layer" in lesson.messages[0].content.text
         layers = await client.complete(PromptReference(type="ref/prompt", name="record-lesson"), {"name": "layer", "value": "s"})

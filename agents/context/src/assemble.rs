@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use aeterna_memory::{Identity, Layer, Scope, SearchHit, SearchRequest, now_millis};
+use aeterna_memory::{Identity, Layer, Scope, SearchHit, SearchRequest, kind, now_millis};
 use serde::{Deserialize, Serialize};
 
 use crate::architect::ContextArchitect;
@@ -175,13 +175,34 @@ impl ContextArchitect {
                 explain: false,
             },
         );
+        // Reviewed knowledge gets a search of its own, so its share of the budget is filled
+        // even when other memories take every place of the first page.
+        let knowledge_search = async {
+            if self.config.knowledge_share <= 0.0 {
+                return Ok(Vec::new());
+            }
+            self.memory
+                .search(
+                    who,
+                    SearchRequest {
+                        query: plan.query.clone(),
+                        layers: Some(plan.scopes.iter().map(|scope| scope.layer).collect()),
+                        tags: Vec::new(),
+                        kinds: vec![kind::KNOWLEDGE.to_owned()],
+                        limit: (5 + plan.budget / 400).min(self.memory.config().max_page_size),
+                        min_score: plan.min_relevance,
+                        explain: false,
+                    },
+                )
+                .await
+        };
         let summaries = futures::future::try_join_all(
             plan.scopes
                 .iter()
                 .map(|scope| self.store.get(&who.tenant_id, scope)),
         );
-        let (hits, summaries) = tokio::join!(search, summaries);
-        let (hits, summaries) = (hits?, summaries?);
+        let (hits, knowledge_hits, summaries) = tokio::join!(search, knowledge_search, summaries);
+        let (mut hits, knowledge_hits, summaries) = (hits?, knowledge_hits?, summaries?);
 
         // A full page means more relevant memories exist than were fetched, in any scope that
         // had hits: those scopes may stand in with a summary.
@@ -201,6 +222,8 @@ impl ContextArchitect {
                 None => {}
             }
         }
+        // (The fitter drops the second copy of a hit both searches found.)
+        hits.extend(knowledge_hits);
         let candidates: Vec<Candidate> = hits.into_iter().map(|hit| self.candidate(hit)).collect();
 
         let params = FitParams {
@@ -211,6 +234,7 @@ impl ContextArchitect {
             recency_half_life_ms: self.config.recency_half_life_hours * 3_600_000.0,
             dedup_containment: self.config.dedup_containment,
             summary_share: self.config.summary_share,
+            knowledge_share: self.config.knowledge_share,
             now: now_millis(),
         };
         let considered = candidates.len();
@@ -236,6 +260,7 @@ impl ContextArchitect {
             content_hash: Some(record.content_hash),
             score: hit.score,
             updated_at: record.updated_at,
+            knowledge: record.kind == kind::KNOWLEDGE,
         }
     }
 }

@@ -35,6 +35,12 @@ pub struct ContextConfig {
     /// Share of the budget (0.25) kept for layer summaries when the relevant items of some
     /// layer do not all fit.
     pub summary_share: f32,
+    /// Share of the budget (0.2) reserved for reviewed knowledge — the items of the knowledge
+    /// repositories (memories of kind `knowledge`) relevant to the query, fetched by a search
+    /// of their own — so that a flood of session memories cannot crowd out the team's
+    /// decisions and policies. What they do not use goes to everything else; 0 turns it off
+    /// (the server does when no repository is configured).
+    pub knowledge_share: f32,
     /// Memories fetched per layer and query; `None` derives it from the budget.
     pub per_layer_limit: Option<usize>,
     pub cache: CacheConfig,
@@ -51,6 +57,7 @@ impl Default for ContextConfig {
             recency_half_life_hours: 168.0,
             dedup_containment: 0.8,
             summary_share: 0.25,
+            knowledge_share: 0.2,
             per_layer_limit: None,
             cache: CacheConfig::default(),
             summaries: SummaryConfig::default(),
@@ -73,6 +80,7 @@ impl ContextConfig {
         unit("recency_weight", self.recency_weight)?;
         unit("dedup_containment", self.dedup_containment)?;
         unit("summary_share", self.summary_share)?;
+        unit("knowledge_share", self.knowledge_share)?;
         if !(MIN_TOKEN_BUDGET..=MAX_TOKEN_BUDGET).contains(&self.default_token_budget) {
             return Err(format!(
                 "context.default_token_budget = {} must be between {MIN_TOKEN_BUDGET} and \

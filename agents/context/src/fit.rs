@@ -3,7 +3,8 @@
 //!
 //! The policy, in order:
 //! 1. Drop candidates under `min_relevance`; rank the rest by priority (relevance scaled by
-//!    recency).
+//!    recency). **Knowledge pass**: reviewed knowledge items take what they need of
+//!    `knowledge_share` of the budget first, in rank order.
 //! 2. **High-relevance pass.** Take items at or above `high_relevance` in rank order while they
 //!    fit. If they alone fill the budget, stop here (early termination): nothing less relevant
 //!    could displace them.
@@ -40,6 +41,8 @@ pub struct Candidate {
     pub updated_at: Timestamp,
     /// Tokens of [`render::item`] of the content.
     pub tokens: usize,
+    /// An item of a knowledge repository: it may use the knowledge share of the budget.
+    pub knowledge: bool,
 }
 
 /// A stored summary that may stand in for a layer.
@@ -63,6 +66,7 @@ pub struct FitParams {
     pub recency_half_life_ms: f64,
     pub dedup_containment: f32,
     pub summary_share: f32,
+    pub knowledge_share: f32,
     pub now: Timestamp,
 }
 
@@ -129,6 +133,17 @@ pub fn fit(
     // Each candidate's shingles, computed when first needed: one left out by a pass for lack
     // of room is checked again in the backfill.
     let mut fingerprints: Vec<Option<Vec<u64>>> = vec![None; ranked.len()];
+
+    // 1b. Knowledge pass: reviewed items first, within their share. One left out for lack of
+    // room competes with everything else below.
+    let knowledge_limit = (params.budget as f32 * params.knowledge_share) as usize;
+    if knowledge_limit > 0 {
+        for (index, candidate) in ranked.iter().enumerate() {
+            if candidate.1.knowledge {
+                state.try_item(candidate, &mut fingerprints[index], knowledge_limit);
+            }
+        }
+    }
 
     // 2. High-relevance pass.
     let high = ranked

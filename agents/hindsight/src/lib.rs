@@ -18,6 +18,7 @@
 pub mod config;
 pub mod error;
 mod index;
+mod learned;
 pub mod model;
 pub mod notes;
 mod promote;

@@ -12,7 +12,7 @@ use crate::model::{Resolution, StoredSignature};
 /// Longest diff quoted in a note; the full diff stays in the resolution.
 const MAX_NOTE_DIFF_BYTES: usize = 8 * 1024;
 
-/// The note's Markdown.
+/// The note's Markdown: a title, then [`render_sections`].
 pub fn render(signature: &StoredSignature, resolution: &Resolution) -> String {
     let sig = &signature.signature;
     let mut md = String::new();
@@ -21,6 +21,15 @@ pub fn render(signature: &StoredSignature, resolution: &Resolution) -> String {
         "# Hindsight: {} — {}\n",
         sig.error_type, sig.message_pattern
     );
+    md.push_str(&render_sections(signature, resolution));
+    md
+}
+
+/// The note without its title: the error, the resolution, the files and diff, the track
+/// record.
+pub fn render_sections(signature: &StoredSignature, resolution: &Resolution) -> String {
+    let sig = &signature.signature;
+    let mut md = String::new();
     let _ = writeln!(
         md,
         "**Language:** {} · **Error type:** `{}` · **Seen:** {} time{}\n",

@@ -13,6 +13,7 @@ use aeterna_memory::{Identity, Layer, Scope, now_millis};
 use uuid::Uuid;
 
 use crate::error::{HindsightError, Result, failed};
+use crate::learned::Decided;
 use crate::model::*;
 use crate::service::{HindsightService, actor, check_tenant, success_rate, visible_to};
 use crate::store::signatures::{self, SignatureRow};
@@ -145,18 +146,21 @@ impl HindsightService {
         self.applied(&who.tenant_id, version);
         tracing::info!(promotion = %stored.id, from = %stored.from_layer, to = %stored.to_layer, status = stored.status.as_str(), "hindsight promotion");
         if let Some((resolution_copy, signature_row)) = copy {
-            self.after_copy(who, resolution_copy, signature_row).await?;
+            self.after_copy(who, resolution_copy, signature_row, Decided::Automatically)
+                .await?;
             return Ok(Some(PromotionStep::Promoted { promotion: stored }));
         }
         Ok(Some(PromotionStep::Pending { promotion: stored }))
     }
 
-    /// Indexes the copied signatures with the copy's fix and renders its note in its layer.
+    /// Indexes the copied signatures with the copy's fix, renders its note in its layer and
+    /// announces it as a lesson.
     async fn after_copy(
         &self,
         who: &Identity,
         resolution: Resolution,
         signatures: Vec<SignatureRow>,
+        decided: Decided<'_>,
     ) -> Result<()> {
         let stored = signatures[0].stored.clone();
         let ids: Vec<Uuid> = signatures.iter().map(|row| row.stored.id).collect();
@@ -165,6 +169,8 @@ impl HindsightService {
         }
         self.index_fix(&who.tenant_id, &resolution, &ids).await?;
         self.write_note(who, &stored, &resolution).await;
+        self.announce_promoted(who, &stored, &resolution, decided)
+            .await;
         Ok(())
     }
 
@@ -254,7 +260,9 @@ impl HindsightService {
             .await?;
         self.applied(tenant, version);
         if let Some((resolution, signature)) = copy {
-            self.after_copy(who, resolution, signature).await?;
+            let approver = actor(who);
+            self.after_copy(who, resolution, signature, Decided::ApprovedBy(&approver))
+                .await?;
         }
         let mut reading = self
             .db

@@ -66,6 +66,8 @@ pub struct HindsightService {
     indexes: Mutex<HashMap<String, IndexCell>>,
     /// Serialises captures, so that two near-duplicates arriving together merge.
     capture_lock: tokio::sync::Mutex<()>,
+    /// Where promoted fixes are announced as lessons (see `learned.rs`).
+    pub(crate) learned: std::sync::OnceLock<Arc<dyn aeterna_memory::learned::LearnedSink>>,
 }
 
 impl HindsightService {
@@ -79,6 +81,7 @@ impl HindsightService {
             redactor: Redactor::shared(Options { emails: true }),
             indexes: Mutex::new(HashMap::new()),
             capture_lock: tokio::sync::Mutex::new(()),
+            learned: std::sync::OnceLock::new(),
         })
     }
 

@@ -12,7 +12,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use aeterna_memory::{Identity, Layer, MemoryError, MemoryService, NewMemory, SearchRequest, kind};
+use aeterna_memory::learned::{Learned, LearnedKind, LearnedSink, LearnedSource};
+use aeterna_memory::{
+    Identity, Layer, MemoryError, MemoryRecord, MemoryService, NewMemory, Scope, SearchRequest,
+    kind,
+};
 use parking_lot::Mutex;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -80,6 +84,8 @@ pub(crate) struct Distillery {
     config: DistillConfig,
     locks: Mutex<HashMap<SessionKey, Arc<tokio::sync::Mutex<()>>>>,
     stats: DistillStats,
+    /// Where new notes are announced (the knowledge repositories, by their rules).
+    learned: std::sync::OnceLock<Arc<dyn LearnedSink>>,
 }
 
 /// The layer a note of `who` goes to: the project, else (no project) the session.
@@ -110,6 +116,7 @@ impl Distillery {
             config,
             locks: Mutex::new(HashMap::new()),
             stats: DistillStats::default(),
+            learned: std::sync::OnceLock::new(),
         }
     }
 
@@ -119,6 +126,11 @@ impl Distillery {
 
     pub fn memory(&self) -> &Arc<MemoryService> {
         &self.memory
+    }
+
+    /// Where new notes are announced (once; later calls are ignored).
+    pub fn set_learned_sink(&self, sink: Arc<dyn LearnedSink>) {
+        let _ = self.learned.set(sink);
     }
 
     /// Distils the uncovered events of `who`'s session into notes, `max_events_per_note` at a
@@ -198,6 +210,9 @@ impl Distillery {
                 Err(error) => return Err(error.into()),
             };
             self.mark(session, &ids, record.id).await?;
+            if !deduplicated {
+                self.announce(who, &record, &note).await;
+            }
             let counter = if deduplicated {
                 &self.stats.notes_deduplicated
             } else {
@@ -219,6 +234,45 @@ impl Distillery {
             );
             run.notes.push(NoteSummary::of(&record));
         }
+    }
+
+    /// Announces a new note to the learned sink, in the note's own scope.
+    async fn announce(&self, who: &Identity, record: &MemoryRecord, note: &DistilledNote) {
+        let Some(sink) = self.learned.get() else {
+            return;
+        };
+        let markdown = note.to_markdown();
+        // The item has the title in its front matter; the body starts after the heading.
+        let body = match markdown.strip_prefix("# ") {
+            Some(rest) => rest.split_once("\n\n").map_or("", |(_, body)| body),
+            None => markdown.as_str(),
+        };
+        let by = who
+            .user_id
+            .clone()
+            .or_else(|| who.agent_id.clone())
+            .unwrap_or_else(|| "an agent".into());
+        sink.learned(Learned {
+            kind: LearnedKind::Note,
+            tenant_id: who.tenant_id.clone(),
+            scope: Scope::new(record.layer, record.scope_id.clone()),
+            key: record.id.to_string(),
+            title: note.title.clone(),
+            description: Some(note.description.clone()).filter(|d| !d.trim().is_empty()),
+            body: body.to_owned(),
+            tags: note.tags.clone(),
+            sources: vec![LearnedSource {
+                kind: "note",
+                id: record.id.to_string(),
+            }],
+            why: format!(
+                "A session's work distilled into a note of quality {:.2} by {}.",
+                note.quality, note.distiller
+            ),
+            by,
+            quality: Some(note.quality),
+        })
+        .await;
     }
 
     /// Marks `ids` as covered by `note_id` (or [`DECLINED`]).

@@ -178,6 +178,11 @@ impl NotesService {
         }))
     }
 
+    /// Where new notes are announced (the knowledge repositories, by their capture rules).
+    pub fn set_learned_sink(&self, sink: Arc<dyn aeterna_memory::learned::LearnedSink>) {
+        self.distillery.set_learned_sink(sink);
+    }
+
     pub fn config(&self) -> &NotesConfig {
         &self.config
     }

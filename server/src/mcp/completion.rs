@@ -1,6 +1,6 @@
 //! `completion/complete`: argument suggestions while a user fills in a resource URI or a
 //! prompt — note ids for `aeterna://notes/{id}` (the caller's tenant only), layer names for
-//! `aeterna://summaries/{layer}/…` and the prompts' `layer`. Values start with what was typed; at most
+//! `aeterna://summaries/{layer}/…` and the prompts' `layer`, skill names for `use-skill`. Values start with what was typed; at most
 //! [`CompletionInfo::MAX_VALUES`] are returned, with `hasMore` when there were more.
 
 use aeterna_memory::Layer;
@@ -58,6 +58,7 @@ pub async fn complete(
             }
             match argument.name.as_str() {
                 "layer" => layers(typed),
+                "skill" => skills(state, caller, &request, typed).await?,
                 _ => Vec::new(),
             }
         }
@@ -105,6 +106,38 @@ async fn note_ids(
         }
     }
     Ok(ids)
+}
+
+/// Ids of the patterns and lessons the caller sees, scoped by the prompt's arguments filled in
+/// so far (`team_id`, …).
+async fn skills(
+    state: &AppState,
+    caller: &Principal,
+    request: &CompleteRequestParams,
+    typed: &str,
+) -> Result<Vec<String>, ErrorData> {
+    let filled = request
+        .context
+        .as_ref()
+        .and_then(|context| context.arguments.clone())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|(name, value)| name.ends_with("_id") && !value.trim().is_empty())
+        .collect::<std::collections::HashMap<_, _>>();
+    let fields: IdentityFields =
+        serde_json::from_value(serde_json::to_value(filled).unwrap_or_default())
+            .unwrap_or_default();
+    let who = caller
+        .identity(&fields)
+        .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
+    state
+        .knowledge
+        .skill_ids(&who, &typed.to_ascii_lowercase())
+        .await
+        .map_err(|error| {
+            tracing::warn!(%error, "cannot list skills for completion");
+            ErrorData::internal_error(format!("cannot list skills: {error}"), None)
+        })
 }
 
 fn layers(typed: &str) -> Vec<String> {

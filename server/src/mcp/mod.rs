@@ -29,12 +29,12 @@ use rmcp::handler::server::common::FromContextPart;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
     CompleteRequestParams, CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
     GetTaskParams, GetTaskResult, Implementation, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter,
-    UnsubscribeRequestParams, UpdateTaskParams,
+    ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig, SubscribeRequestParams,
+    SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, tool_handler};
@@ -184,8 +184,9 @@ impl ServerHandler for AeternaMcp {
         .with_instructions(INSTRUCTIONS)
     }
 
-    /// Resources are the notes of the caller's tenant (see [`notes`]) and the layer summaries
-    /// (see [`summaries`]; by template only: their scopes are whatever ids callers use).
+    /// Resources are the notes of the caller's tenant (see [`notes`]), and by template only
+    /// the layer summaries (see [`summaries`]; their scopes are whatever ids callers use) and
+    /// the knowledge items (see [`knowledge::resources`]).
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
@@ -202,6 +203,7 @@ impl ServerHandler for AeternaMcp {
         Ok(ListResourceTemplatesResult::with_all_items(vec![
             notes::resource_template(),
             summaries::template(),
+            knowledge::resources::template(),
         ]))
     }
 
@@ -210,15 +212,21 @@ impl ServerHandler for AeternaMcp {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        if request.uri.starts_with(summaries::URI_PREFIX) {
+        let uri = request.uri.as_str();
+        let summary = uri.starts_with(summaries::URI_PREFIX);
+        if summary || uri.starts_with(aeterna_knowledge::tools::RESOURCE_URI_PREFIX) {
             let caller = self.caller(&context)?;
-            let span = tracing::info_span!("resources_read", tenant = %caller.tenant_id, uri = %request.uri);
+            let span =
+                tracing::info_span!("resources_read", tenant = %caller.tenant_id, uri = %uri);
+            let read = async {
+                if summary {
+                    summaries::read(&self.state, &caller, uri).await
+                } else {
+                    knowledge::resources::read(&self.state, &caller, uri).await
+                }
+            };
             return self
-                .measured(
-                    "resources/read",
-                    span,
-                    summaries::read(&self.state, &caller, &request.uri),
-                )
+                .measured("resources/read", span, read)
                 .await
                 .map(Into::into);
         }
@@ -528,4 +536,20 @@ mod tests {
             note["properties"]["title"].is_object() && note["properties"]["markdown"].is_object()
         );
     }
+}
+
+/// A resource read as two contents of one URI: its Markdown, and the same as JSON. Private to
+/// the caller (the cache scope), as every resource here is a tenant's.
+pub(super) fn markdown_and_json(uri: &str, markdown: String, json: String) -> ReadResourceResult {
+    let text = |mime: &str, text: String| ResourceContents::TextResourceContents {
+        uri: uri.to_owned(),
+        mime_type: Some(mime.into()),
+        text,
+        meta: None,
+    };
+    ReadResourceResult::new(vec![
+        text("text/markdown", markdown),
+        text("application/json", json),
+    ])
+    .with_cache_scope(CacheScope::Private)
 }

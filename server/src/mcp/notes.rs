@@ -6,7 +6,7 @@ use aeterna_notes::{CaptureReceipt, DistillOutcome, Note, NotePage, NotesError, 
 use rmcp::handler::server::common::schema_for_output;
 use rmcp::model::{
     CacheScope, CallToolResult, ContentBlock, ListResourcesResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+    ReadResourceRequestParams, ReadResourceResult, Resource, ResourceTemplate,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, tool, tool_router};
@@ -19,7 +19,6 @@ use crate::domain::notes::{self, CaptureArgs, DistillArgs, NoteGetArgs, NoteList
 use aeterna_memory::MemoryError;
 
 const MARKDOWN: &str = "text/markdown";
-const JSON: &str = "application/json";
 /// Notes per `resources/list` page.
 const RESOURCE_PAGE: usize = 50;
 
@@ -257,21 +256,7 @@ pub(super) async fn read_resource(
         let json = serde_json::to_string(&note).map_err(|error| {
             ErrorData::internal_error(format!("cannot encode the note: {error}"), None)
         })?;
-        let contents = vec![
-            ResourceContents::TextResourceContents {
-                uri: uri.clone(),
-                mime_type: Some(MARKDOWN.into()),
-                text: note.markdown.clone(),
-                meta: None,
-            },
-            ResourceContents::TextResourceContents {
-                uri: uri.clone(),
-                mime_type: Some(JSON.into()),
-                text: json,
-                meta: None,
-            },
-        ];
-        Ok(ReadResourceResult::new(contents).with_cache_scope(CacheScope::Private))
+        Ok(super::markdown_and_json(&uri, note.markdown, json))
     })
     .await
 }

@@ -4,7 +4,9 @@
 //!
 //! * `start-task` — the task, with the context the Context Architect assembles for it;
 //! * `fix-error` — a failure's output, with the fixes Hindsight knows for it;
-//! * `record-lesson` — how to store a lesson so later searches find it.
+//! * `record-lesson` — how to store a lesson so later searches find it;
+//! * `use-skill` — a pattern or lesson of the knowledge repositories, loaded whole only when
+//!   asked for (Agent Skills' progressive loading: `completion/complete` lists the names).
 //!
 //! Arguments are strings (as the protocol has them); identity arguments (`project_id`, …)
 //! scope the lookup like a tool call's. A missing or wrong argument is a `-32602` error that
@@ -20,16 +22,19 @@ use rmcp::model::{
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use super::AgentError;
 use crate::auth::Principal;
 use crate::config::IdentityFields;
 use crate::domain::context::{self, AssembleArgs};
 use crate::domain::hindsight::{self, QueryArgs};
+use crate::domain::knowledge::{self, GetArgs};
 use crate::domain::memory::parse_layer;
 use crate::state::AppState;
 
 pub const START_TASK: &str = "start-task";
 pub const FIX_ERROR: &str = "fix-error";
 pub const RECORD_LESSON: &str = "record-lesson";
+pub const USE_SKILL: &str = "use-skill";
 
 /// The identity arguments every prompt accepts.
 const IDENTITY_ARGUMENTS: [(&str, &str); 3] = [
@@ -86,6 +91,20 @@ pub fn list() -> ListPromptsResult {
             ]),
         )
         .with_title("Record a lesson"),
+        Prompt::new(
+            USE_SKILL,
+            Some("Load a skill: a pattern or lesson from the team's reviewed knowledge, whole, to follow now"),
+            with_identity(vec![
+                required("skill", "The skill's name: a pattern's or lesson's id (completion lists them)"),
+                PromptArgument::new("team_id")
+                    .with_description("The team whose knowledge holds it (defaults to your token's)")
+                    .with_required(false),
+                PromptArgument::new("org_id")
+                    .with_description("The org whose knowledge holds it (defaults to your token's)")
+                    .with_required(false),
+            ]),
+        )
+        .with_title("Use a skill"),
     ])
 }
 
@@ -99,6 +118,13 @@ struct StartTaskArguments {
 #[derive(Deserialize)]
 struct FixErrorArguments {
     error_output: String,
+    #[serde(flatten)]
+    identity: IdentityFields,
+}
+
+#[derive(Deserialize)]
+struct UseSkillArguments {
+    skill: String,
     #[serde(flatten)]
     identity: IdentityFields,
 }
@@ -122,10 +148,11 @@ pub async fn get(
         START_TASK => start_task(state, caller, parse(name, arguments)?).await,
         FIX_ERROR => fix_error(state, caller, parse(name, arguments)?).await,
         RECORD_LESSON => record_lesson(name, parse(name, arguments)?),
+        USE_SKILL => use_skill(state, caller, parse(name, arguments)?).await,
         _ => Err(ErrorData::invalid_params(
             format!(
-                "unknown prompt `{name}`: this server offers {START_TASK}, {FIX_ERROR} and \
-                 {RECORD_LESSON} (prompts/list)"
+                "unknown prompt `{name}`: this server offers {START_TASK}, {FIX_ERROR}, \
+                 {RECORD_LESSON} and {USE_SKILL} (prompts/list)"
             ),
             None,
         )),
@@ -243,6 +270,61 @@ fn record_lesson(
     Ok(message("Record a lesson", text))
 }
 
+async fn use_skill(
+    state: &AppState,
+    caller: &Principal,
+    arguments: UseSkillArguments,
+) -> Result<GetPromptResult, ErrorData> {
+    let skill = required(USE_SKILL, "skill", arguments.skill)?;
+    let document = knowledge::get(
+        &state.knowledge,
+        caller,
+        GetArgs {
+            id: skill.clone(),
+            identity: arguments.identity,
+        },
+    )
+    .await
+    .map_err(|error| {
+        let caller_fault = error.is_callers();
+        failed(USE_SKILL, error, caller_fault)
+    })?;
+    if !matches!(document.kind.as_str(), "pattern" | "lesson") {
+        return Err(ErrorData::invalid_params(
+            format!(
+                "prompt {USE_SKILL}: `{skill}` is of type `{}`, not a skill; skills are the \
+                 patterns and lessons (knowledge_get reads any item)",
+                document.kind
+            ),
+            None,
+        ));
+    }
+    let about = document
+        .description
+        .as_deref()
+        .map(|description| format!("{description}\n\n"))
+        .unwrap_or_default();
+    let text = format!(
+        "Use this skill from the {} `{}` knowledge repository now: {}\n\n{about}{}\n\n\
+         (Source: `{}`, {}.)",
+        document.layer,
+        document.scope_id,
+        document.title,
+        body_of(&document.text),
+        document.path,
+        document.uri
+    );
+    Ok(message(format!("Skill: {}", document.title), text))
+}
+
+/// An item file's Markdown body, without its front matter.
+fn body_of(text: &str) -> &str {
+    text.strip_prefix("---\n")
+        .and_then(|rest| rest.split_once("\n---\n"))
+        .map_or(text, |(_, body)| body)
+        .trim()
+}
+
 /// The prompt's arguments, or a `-32602` error naming the wrong one.
 fn parse<T: DeserializeOwned>(prompt: &str, arguments: JsonObject) -> Result<T, ErrorData> {
     serde_path_to_error::deserialize(serde_json::Value::Object(arguments)).map_err(|error| {
@@ -294,7 +376,7 @@ mod tests {
     fn every_prompt_is_listed_with_its_required_arguments() {
         let listed = list();
         let names: Vec<&str> = listed.prompts.iter().map(|p| p.name.as_str()).collect();
-        assert_eq!(names, [START_TASK, FIX_ERROR, RECORD_LESSON]);
+        assert_eq!(names, [START_TASK, FIX_ERROR, RECORD_LESSON, USE_SKILL]);
         for prompt in &listed.prompts {
             let arguments = prompt.arguments.as_deref().unwrap_or_default();
             assert_eq!(
@@ -308,6 +390,13 @@ mod tests {
             );
             assert!(arguments.iter().any(|a| a.name == "project_id"));
         }
+    }
+
+    #[test]
+    fn a_skill_is_the_items_body_without_its_front_matter() {
+        let file = "---\nid: retry\ntype: pattern\n---\n\nRetry once.\n";
+        assert_eq!(body_of(file), "Retry once.");
+        assert_eq!(body_of("no front matter"), "no front matter");
     }
 
     #[test]

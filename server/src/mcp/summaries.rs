@@ -6,7 +6,7 @@
 use aeterna_context::ContextError;
 use aeterna_memory::{COMPANY_SCOPE, Layer, MemoryChange, MemoryError};
 use rmcp::ErrorData;
-use rmcp::model::{CacheScope, ReadResourceResult, ResourceContents, ResourceTemplate};
+use rmcp::model::{ReadResourceResult, ResourceTemplate};
 
 use crate::auth::Principal;
 use crate::config::IdentityFields;
@@ -95,25 +95,11 @@ pub async fn read(
     let json = serde_json::to_string(&summary).map_err(|error| {
         ErrorData::internal_error(format!("cannot encode the summary: {error}"), None)
     })?;
-    let contents = vec![
-        ResourceContents::TextResourceContents {
-            uri: uri.to_owned(),
-            mime_type: Some("text/markdown".into()),
-            text: summary.content.clone(),
-            meta: None,
-        },
-        ResourceContents::TextResourceContents {
-            uri: uri.to_owned(),
-            mime_type: Some("application/json".into()),
-            text: json,
-            meta: None,
-        },
-    ];
-    Ok(ReadResourceResult::new(contents).with_cache_scope(CacheScope::Private))
+    Ok(super::markdown_and_json(uri, summary.content, json))
 }
 
 /// Identity fields naming `scope_id` for `layer`.
-fn scoped(layer: Layer, scope_id: String) -> IdentityFields {
+pub(super) fn scoped(layer: Layer, scope_id: String) -> IdentityFields {
     let mut fields = IdentityFields::default();
     let slot = match layer {
         Layer::Agent => &mut fields.agent_id,

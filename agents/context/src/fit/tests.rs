@@ -20,6 +20,7 @@ fn params(budget: usize) -> FitParams {
         recency_half_life_ms: 168.0 * HOUR as f64,
         dedup_containment: 0.8,
         summary_share: 0.25,
+        knowledge_share: 0.0,
         now: NOW,
     }
 }
@@ -34,6 +35,7 @@ fn candidate(id: &str, layer: Layer, score: f32, content: &str) -> Candidate {
         score,
         updated_at: NOW,
         tokens: tokenizer().count(&render::item(content)),
+        knowledge: false,
     }
 }
 
@@ -359,4 +361,44 @@ proptest! {
             prop_assert!(pair[0].score >= pair[1].score);
         }
     }
+}
+
+#[test]
+fn reviewed_knowledge_keeps_its_share_when_other_memories_would_fill_the_budget() {
+    // Forty distinct session memories (no two share a word), each more relevant than the
+    // policy.
+    let filler = |i: usize| {
+        (0..20)
+            .map(|j| format!("s{i}w{j}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mut candidates: Vec<Candidate> = (0..40)
+        .map(|i| candidate(&format!("s{i}"), Layer::Session, 0.9, &filler(i)))
+        .collect();
+    // Larger than any session memory, so it never fits the room they leave over.
+    let policy_text = format!(
+        "Policy: deploys run only from the main branch after review. {}",
+        (0..30)
+            .map(|j| format!("k{j}p"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let mut policy = candidate("k", Layer::Team, 0.4, &policy_text);
+    policy.knowledge = true;
+    assert!(policy.tokens > candidates[0].tokens + 10);
+    candidates.push(policy);
+    let mut with_share = params(1000);
+    with_share.knowledge_share = 0.2;
+    let chosen = |params: &FitParams| -> Vec<String> {
+        fit(candidates.clone(), &[], &[], params, tokenizer())
+            .into_context(params.budget, tokenizer())
+            .sources
+            .into_iter()
+            .map(|source| source.id)
+            .collect()
+    };
+    assert!(chosen(&with_share).contains(&"k".to_string()));
+    // Without a share the higher-scoring session memories take all the room.
+    assert!(!chosen(&params(1000)).contains(&"k".to_string()));
 }
