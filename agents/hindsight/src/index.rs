@@ -310,21 +310,44 @@ impl TenantIndex {
     }
 
     /// The `limit` entries whose unit embeddings are nearest to `vector`, with their cosine.
+    #[cfg(test)]
     pub fn nearest(&self, vector: &[f32], limit: usize, allowed: &[bool]) -> Vec<(usize, f32)> {
+        self.nearest_and_median(vector, limit, allowed).0
+    }
+
+    /// [`Self::nearest`], and the median cosine of `vector` to the visible entries: how
+    /// similar this query is to errors in general (most stored errors are unrelated to any
+    /// one query), once there are enough of them to tell ([`MIN_BASELINE_ENTRIES`]).
+    pub fn nearest_and_median(
+        &self,
+        vector: &[f32],
+        limit: usize,
+        allowed: &[bool],
+    ) -> (Vec<(usize, f32)>, Option<f32>) {
         if vector.len() != self.dims || self.dims == 0 {
-            return Vec::new();
+            return (Vec::new(), None);
         }
         let mut query = vector.to_vec();
         unit(&mut query);
-        let similarities = self
+        let similarities: Vec<(usize, f32)> = self
             .matrix
             .chunks_exact(self.dims)
             .zip(&self.rows)
             .filter(|(_, position)| allowed[self.entry_scope[**position]])
-            .map(|(row, position)| (*position, dot(row, &query)));
-        top(similarities, limit)
+            .map(|(row, position)| (*position, dot(row, &query)))
+            .collect();
+        let median = (similarities.len() >= MIN_BASELINE_ENTRIES).then(|| {
+            let mut cosines: Vec<f32> = similarities.iter().map(|(_, c)| *c).collect();
+            let middle = cosines.len() / 2;
+            *cosines.select_nth_unstable_by(middle, f32::total_cmp).1
+        });
+        (top(similarities.into_iter(), limit), median)
     }
 }
+
+/// Visible entries with embeddings needed before their median cosine to a query is taken as
+/// its unrelated level (see `search`).
+pub(crate) const MIN_BASELINE_ENTRIES: usize = 16;
 
 /// The hash of [`terms::PLACEHOLDER`].
 static PLACEHOLDER_TERM: std::sync::LazyLock<u64> =

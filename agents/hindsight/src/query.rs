@@ -94,6 +94,7 @@ impl HindsightService {
                     breakdown,
                     ranks,
                     fused,
+                    ..
                 } in hits
                 {
                     closest = Some(closest.map_or(breakdown.total, |c| c.max(breakdown.total)));

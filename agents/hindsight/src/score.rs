@@ -7,18 +7,33 @@
 //!   message (a code-less message or a description), since a slug is not a class;
 //! * **message**: IDF-weighted similarity of the stemmed words and word pairs of the two
 //!   messages ([`crate::terms`]). For a description, the share of the stored message's weight
-//!   that the description mentions (a description is longer and worded otherwise, so it is
-//!   not expected to look like the message);
+//!   (with the words of its class's name: `ZeroDivisionError` says `zero` and `division`
+//!   where the message says `divided by 0`) that the description mentions (a description is
+//!   longer and worded otherwise, so it is not expected to look like the message);
 //! * **embedding**: cosine of the two embeddings, mapped through the embedder's calibration
-//!   (0: as similar as unrelated texts, 1: as a close paraphrase); absent without embeddings;
+//!   (0: as similar as unrelated texts, 1: as a close paraphrase), whose unrelated level is
+//!   raised to the query's median cosine to the store when that is higher (`search`); absent
+//!   without embeddings;
 //! * **context**: overlap coefficient of the stack and context patterns (file names, quoted
 //!   identifiers, tools, hints), `|A ∩ B| / min(|A|, |B|)`; absent when either side has none;
 //! * **language**: 1 for the same language, 0.5 for kin (C/C++, JavaScript/TypeScript,
-//!   Java/Kotlin), 0 otherwise; absent when either side's language is unknown. It is what
-//!   tells apart classes that share a message (`undefined reference to …` from gcc and g++);
+//!   Java/Kotlin), 0 otherwise. It is what tells apart classes that share a message
+//!   (`undefined reference to …` from gcc and g++). When either language is unknown (a
+//!   toolchain the language list does not name), the extensions of the source files the
+//!   errors' locations name and the tool that printed them (`src:`, `tool:` context) stand in
+//!   for it: 1 when they share one, 0 when both name some and share none, and 1 for a
+//!   description that names the tool or the file type (`the sqlite3 query`); absent
+//!   otherwise;
 //! * **resolution** (descriptions only): the share of the description's weight found in the
 //!   stored error's message and fix texts, since a description of an error often shares words
 //!   with its fix.
+//!
+//! Languages reuse class names (`KeyError`, `TypeError`, `ArgumentError` exist in several), so
+//! a class shared by two errors whose ecosystems are both unknown counts half
+//! ([`UNPLACED_SPECIFICITY`]), and not at all when their source files say the ecosystems
+//! differ. Two errors of unknown ecosystems that nothing ties together score at most
+//! [`UNPLACED_CAP`] unless their messages are nearly the same and, without classes, not as
+//! short as `syntax error`, which many tools print.
 //!
 //! A missing component spreads its weight over the others. Term weights come from the
 //! tenant's stored signatures (inverse document frequency), so an exact match scores 1 in
@@ -26,6 +41,9 @@
 //! for a decision — the threshold above which an answer is presented as `matched` — is
 //! calibrated on held-out data (see `tests/recall.rs` and the crate's calibration notes).
 
+mod ecosystem;
+
+use ecosystem::{dialect_similarity, ecosystem_names, mentions_ecosystem};
 use serde::{Deserialize, Serialize};
 
 use crate::model::QueryForm;
@@ -96,6 +114,15 @@ pub struct Prepared {
     pub specificity: f32,
     /// Whether the error type is a real class rather than a slug of the message.
     pub coded: bool,
+    /// The stemmed words of its class's name (`ZeroDivisionError` → `zero`, `divis`): what a
+    /// description says of an error whose message is terse (`divided by 0`).
+    pub class_words: Vec<u64>,
+    /// The extensions of the source files its location names and the tool that printed it
+    /// (`src:` and `tool:` context): its ecosystem when the language is unknown.
+    pub dialects: Vec<u64>,
+    /// The same as names a description can use (`tool:sqlite3` → `sqlite`, `src:tcl` →
+    /// `tcl`), lower case.
+    pub ecosystem_names: Vec<String>,
 }
 
 impl Prepared {
@@ -118,6 +145,24 @@ impl Prepared {
             ),
             specificity: type_specificity(signature),
             coded: is_coded(signature),
+            class_words: if is_coded(signature) {
+                let words: Vec<String> = type_words(&signature.error_type)
+                    .iter()
+                    .filter(|w| w.len() >= 3 && w.bytes().all(|b| b.is_ascii_lowercase()))
+                    .map(|w| terms::stem(w))
+                    .collect();
+                hashed(words.iter().map(String::as_str))
+            } else {
+                Vec::new()
+            },
+            dialects: hashed(
+                signature
+                    .context_patterns
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|c| c.starts_with("src:") || c.starts_with("tool:")),
+            ),
+            ecosystem_names: ecosystem_names(signature),
         }
     }
 }
@@ -160,6 +205,20 @@ const BROAD_TYPES: &[&str] = &[
 /// The weight of two equal slugs (message heads such as `incompatible-types`) relative to two
 /// equal specific classes.
 const SLUG_SPECIFICITY: f32 = 0.5;
+
+/// A message of at most this many distinct words (placeholders aside) is short: see
+/// [`UNPLACED_CAP`].
+pub const SHORT_MESSAGE_WORDS: usize = 3;
+/// The message similarity at which two messages are nearly the same.
+pub const NEAR_SAME_MESSAGE: f32 = 0.8;
+/// The highest score of two errors of unknown ecosystems that nothing ties to one ecosystem,
+/// unless their messages are nearly the same and not short: below the default threshold, so
+/// they are `related` at best.
+pub const UNPLACED_CAP: f32 = 0.7;
+
+/// The factor on a shared class's weight when neither side's ecosystem is known: the same
+/// name may be two languages' different classes.
+pub const UNPLACED_SPECIFICITY: f32 = 0.5;
 
 /// How specific an error type is: 0 for a type that names no class (an umbrella such as
 /// `panic`, or a slug of the message), 0.5 for a broad class (`TypeError`), 1 for a specific
@@ -277,7 +336,31 @@ pub fn score(
     weight: &dyn Fn(u64) -> f32,
     weights: &ScoreWeights,
 ) -> ScoreBreakdown {
+    score_ranked(query, entry, weight, weights).0
+}
+
+/// [`score`], and the score before the cap on unplaced errors ([`UNPLACED_CAP`]): what
+/// candidates are ordered by, since the cap limits what is presented as `matched` but must
+/// not reorder an exact message below a partial one.
+pub fn score_ranked(
+    query: &QueryEvidence<'_>,
+    entry: &EntryEvidence<'_>,
+    weight: &dyn Fn(u64) -> f32,
+    weights: &ScoreWeights,
+) -> (ScoreBreakdown, f32) {
     let (q, e) = (query.signature, entry.signature);
+    let known_languages = language_similarity(q.language, e.language);
+    let language = known_languages
+        .or_else(|| dialect_similarity(&query.sets.dialects, &entry.sets.dialects))
+        .or_else(|| {
+            // A description naming the error's tool or file type (`the sqlite3 query`).
+            (query.form == QueryForm::Description
+                && mentions_ecosystem(&q.message_pattern, &entry.sets.ecosystem_names))
+            .then_some(1.0)
+        });
+    // Neither language known: the source files say whether the ecosystems differ, or nothing.
+    let ecosystems_differ = known_languages.is_none() && language == Some(0.0);
+    let unplaced = q.language == Language::Unknown && e.language == Language::Unknown;
     // Two classes compare; two slugs of message heads agree or say nothing; a slug and a class
     // never compare (a message without its code is not evidence against the code).
     let slugs_agree = !query.sets.coded
@@ -287,31 +370,51 @@ pub fn score(
         && !q.error_type.is_empty()
         && type_similarity(q, e) > 0.0;
     let error_type = if query.sets.coded && entry.sets.coded {
-        Some(type_similarity(q, e))
-    } else if slugs_agree {
+        Some(if ecosystems_differ {
+            0.0
+        } else {
+            type_similarity(q, e)
+        })
+    } else if slugs_agree && !ecosystems_differ {
         Some(1.0)
     } else {
         None
     };
     // A shared broad class says less than a shared specific one; a differing class says as
     // much whatever the classes.
+    let placed = if unplaced && language.is_none() {
+        UNPLACED_SPECIFICITY
+    } else {
+        1.0
+    };
     let type_weight = match error_type {
-        Some(_) if slugs_agree => SLUG_SPECIFICITY,
-        Some(v) if v > 0.0 => query.sets.specificity.min(entry.sets.specificity),
+        Some(v) if v > 0.0 && slugs_agree => SLUG_SPECIFICITY * placed,
+        Some(v) if v > 0.0 => query.sets.specificity.min(entry.sets.specificity) * placed,
         _ => 1.0,
     };
     let description = query.form == QueryForm::Description;
+    // What a description can mention of the stored error: its message's and class's words.
+    let mentionable = || {
+        let mut all: Vec<u64> = entry
+            .sets
+            .words
+            .iter()
+            .chain(&entry.sets.class_words)
+            .copied()
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    };
     let message = if q.message_pattern == e.message_pattern && !description {
         1.0
     } else if description {
-        coverage(&entry.sets.words, &query.sets.words, weight)
+        coverage(&mentionable(), &query.sets.words, weight)
     } else {
         weighted_dice(&query.sets.message, &entry.sets.message, weight)
     };
     let resolution = description.then(|| {
-        let mut found: Vec<u64> = entry
-            .sets
-            .words
+        let mut found: Vec<u64> = mentionable()
             .iter()
             .chain(entry.fix_terms)
             .copied()
@@ -321,18 +424,29 @@ pub fn score(
         coverage(query.known_terms, &found, weight)
     });
     let context = overlap(&query.sets.context, &entry.sets.context);
-    combine(
+    let mut breakdown = combine(
         Components {
             error_type,
             type_weight,
             message,
             embedding: entry.embedding,
             context,
-            language: language_similarity(q.language, e.language),
+            language,
             resolution,
         },
         weights,
-    )
+    );
+    // With nothing saying the two come from one ecosystem, only the message can vouch for a
+    // match: it must be nearly the same, and — without a class on both sides — longer than
+    // `syntax error` or `divide by zero`, which many tools print for unrelated problems.
+    let short = |sets: &Prepared| sets.words.len() <= SHORT_MESSAGE_WORDS;
+    let uncapped = breakdown.total;
+    let unvouched = message < NEAR_SAME_MESSAGE
+        || !(query.sets.coded && entry.sets.coded) && short(query.sets) && short(entry.sets);
+    if unplaced && language.is_none() && unvouched {
+        breakdown.total = breakdown.total.min(UNPLACED_CAP);
+    }
+    (breakdown, uncapped)
 }
 
 /// The components of a score, before weighting.
@@ -500,217 +614,4 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sig(
-        language: Language,
-        error_type: &str,
-        message: &str,
-        context: &[&str],
-    ) -> ErrorSignature {
-        ErrorSignature {
-            error_type: error_type.to_string(),
-            message_pattern: message.to_string(),
-            stack_patterns: Vec::new(),
-            context_patterns: context.iter().map(|c| c.to_string()).collect(),
-            language,
-            embedding: None,
-        }
-    }
-
-    fn uniform(_: u64) -> f32 {
-        1.0
-    }
-
-    fn score_of(query: &ErrorSignature, entry: &ErrorSignature, form: QueryForm) -> ScoreBreakdown {
-        let (qs, es) = (Prepared::new(query), Prepared::new(entry));
-        score(
-            &QueryEvidence {
-                signature: query,
-                sets: &qs,
-                form,
-                known_terms: &qs.words,
-            },
-            &EntryEvidence {
-                signature: entry,
-                sets: &es,
-                fix_terms: &[],
-                embedding: None,
-            },
-            &uniform,
-            &ScoreWeights::default(),
-        )
-    }
-
-    #[test]
-    fn identical_signatures_score_one() {
-        let a = sig(
-            Language::Rust,
-            "E0308",
-            "mismatched types",
-            &["tool:rustc", "ext:rs"],
-        );
-        let breakdown = score_of(&a, &a.clone(), QueryForm::ToolOutput);
-        assert_eq!(breakdown.total, 1.0);
-        assert_eq!(breakdown.context, Some(1.0));
-        assert_eq!(breakdown.error_type, Some(1.0));
-        assert_eq!(breakdown.embedding, None);
-    }
-
-    #[test]
-    fn a_different_class_caps_the_score_below_the_default_threshold() {
-        let a = sig(Language::Python, "KeyError", "<Q>", &[]);
-        let b = sig(Language::Python, "IndexError", "<Q>", &[]);
-        let breakdown = score_of(&a, &b, QueryForm::ToolOutput);
-        assert_eq!(breakdown.error_type, Some(0.0));
-        assert_eq!(breakdown.message, 1.0);
-        assert!(breakdown.total < 0.8, "{breakdown:?}");
-    }
-
-    #[test]
-    fn a_message_without_its_code_is_judged_on_the_message() {
-        // The code-less query gets a slug type: no type evidence, rather than a mismatch.
-        let stored = sig(Language::Rust, "E0382", "use of moved value: <Q>", &[]);
-        let query = sig(
-            Language::Unknown,
-            "use-of-moved-value",
-            "use of moved value: <Q>",
-            &[],
-        );
-        assert!(!is_coded(&query) && is_coded(&stored));
-        let breakdown = score_of(&query, &stored, QueryForm::ErrorMessage);
-        assert_eq!(breakdown.error_type, None);
-        assert_eq!(breakdown.language, None);
-        assert_eq!(breakdown.total, 1.0, "{breakdown:?}");
-    }
-
-    #[test]
-    fn same_type_with_an_unrelated_message_is_not_a_match() {
-        let a = sig(
-            Language::Python,
-            "TypeError",
-            "unsupported operand type(s) for +: <Q> and <Q>",
-            &[],
-        );
-        let b = sig(
-            Language::Python,
-            "TypeError",
-            "<Q> object is not subscriptable",
-            &[],
-        );
-        let breakdown = score_of(&a, &b, QueryForm::ToolOutput);
-        assert!(breakdown.message < 0.3, "{breakdown:?}");
-        assert!(breakdown.total < 0.8, "{breakdown:?}");
-    }
-
-    #[test]
-    fn messages_compare_by_stems() {
-        // {us, mov, valu, <v>} + 3 pairs vs {borrow, mov, valu, <v>} + 3 pairs: 2 + 2 shared.
-        let similarity =
-            message_similarity("use of moved value: <Q>", "borrow of moved value: <Q>");
-        assert!((similarity - 10.0 / 14.0).abs() < 1e-6, "{similarity}");
-        assert!(message_similarity("casting failed", "cast fails") > 0.99);
-        assert_eq!(message_similarity("", ""), 1.0);
-        assert_eq!(message_similarity("abc", ""), 0.0);
-    }
-
-    #[test]
-    fn rare_words_weigh_more() {
-        let set = |t: &str| hashed(terms::terms(t).iter().map(String::as_str));
-        let (a, b) = (set("cannot borrow as mutable"), set("cannot find value"));
-        let cannot = fnv1a(b"cannot");
-        let common_cannot = |t: u64| if t == cannot { 0.1 } else { 1.0 };
-        assert!(weighted_dice(&a, &b, &common_cannot) < weighted_dice(&a, &b, &uniform));
-        assert!((coverage(&b, &a, &uniform) - 1.0 / 3.0).abs() < 1e-6);
-    }
-
-    #[test]
-    fn a_description_is_scored_on_what_it_mentions() {
-        let stored = sig(Language::Rust, "E0382", "borrow of moved value: <Q>", &[]);
-        let query = sig(
-            Language::Rust,
-            "description",
-            "How did we fix the Rust error where a value is used after it was moved?",
-            &[],
-        );
-        let breakdown = score_of(&query, &stored, QueryForm::Description);
-        // `mov` and `valu` of {borrow, mov, valu}.
-        assert!(
-            (breakdown.message - 2.0 / 3.0).abs() < 1e-6,
-            "{breakdown:?}"
-        );
-        assert_eq!(breakdown.language, Some(1.0));
-        assert!(breakdown.resolution.is_some());
-    }
-
-    #[test]
-    fn an_unknown_language_does_not_cost_type_credit_and_kin_get_half_language_credit() {
-        let a = sig(Language::Unknown, "ENOENT", "no such file", &[]);
-        let b = sig(Language::JavaScript, "ENOENT", "no such file", &[]);
-        assert_eq!(type_similarity(&a, &b), 1.0);
-        let c = sig(Language::Python, "ENOENT", "no such file", &[]);
-        assert_eq!(type_similarity(&b, &c), 0.0);
-        let esm = sig(Language::JavaScript, "ERR_MODULE_NOT_FOUND", "", &[]);
-        let cjs = sig(Language::JavaScript, "MODULE_NOT_FOUND", "", &[]);
-        assert_eq!(type_similarity(&esm, &cjs), 1.0);
-        let key = sig(Language::Python, "KeyError", "", &[]);
-        let index = sig(Language::Python, "IndexError", "", &[]);
-        assert_eq!(type_similarity(&key, &index), 0.0);
-        let rust = |code: &str| sig(Language::Rust, code, "", &[]);
-        assert_eq!(type_similarity(&rust("E0308"), &rust("E0382")), 0.0);
-        assert_eq!(
-            type_words("java.lang.NullPointerException"),
-            ["null", "pointer"]
-        );
-        assert_eq!(language_similarity(Language::C, Language::Cpp), Some(0.5));
-        assert_eq!(language_similarity(Language::Go, Language::Cpp), Some(0.0));
-        assert_eq!(language_similarity(Language::Unknown, Language::Cpp), None);
-    }
-
-    #[test]
-    fn missing_components_spread_their_weight() {
-        let weights = ScoreWeights::default();
-        let without = combine(
-            Components {
-                error_type: Some(1.0),
-                message: 1.0,
-                ..Components::default()
-            },
-            &weights,
-        );
-        assert_eq!(without.total, 1.0);
-        let with = combine(
-            Components {
-                error_type: Some(1.0),
-                message: 1.0,
-                embedding: Some(0.0),
-                ..Components::default()
-            },
-            &weights,
-        );
-        let present = weights.error_type + weights.message;
-        let expected = present / (present + weights.embedding);
-        assert!((with.total - expected).abs() < 1e-6, "{with:?}");
-    }
-
-    #[test]
-    fn context_uses_the_smaller_set() {
-        let stored = sig(
-            Language::Go,
-            "undefined",
-            "undefined: <ID>",
-            &["a", "b", "c", "d"],
-        );
-        let query = sig(Language::Go, "undefined", "undefined: <ID>", &["a", "b"]);
-        assert_eq!(context_similarity(&query, &stored), Some(1.0));
-        let bare = sig(Language::Go, "undefined", "undefined: <ID>", &[]);
-        assert_eq!(context_similarity(&query, &bare), None);
-    }
-
-    #[test]
-    fn cosine_of_zero_vector_is_zero() {
-        assert_eq!(cosine(&[0.0, 0.0], &[1.0, 0.0]), 0.0);
-        assert!((cosine(&[1.0, 1.0], &[2.0, 2.0]) - 1.0).abs() < 1e-6);
-    }
-}
+mod tests;

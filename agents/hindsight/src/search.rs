@@ -32,13 +32,15 @@ pub(crate) struct SearchSettings<'a> {
 /// distinct from its tail.
 const FUSION_K: f32 = 10.0;
 /// The weight of each ranking in the fusion: score, signature BM25, fix BM25, embedding.
-const FUSION_WEIGHTS: [f32; 4] = [3.0, 1.0, 1.0, 1.0];
+const FUSION_WEIGHTS: [f32; 4] = [5.0, 1.0, 1.0, 1.0];
 
 /// A scored candidate.
 #[derive(Debug, Clone)]
 pub(crate) struct Candidate {
     pub position: usize,
     pub breakdown: ScoreBreakdown,
+    /// The score candidates are ranked by: the total before the cap on unplaced errors.
+    pub ranking: f32,
     pub ranks: Ranks,
     /// The fused reciprocal-rank score that orders the candidates.
     pub fused: f32,
@@ -78,11 +80,12 @@ pub(crate) fn search(
             .fix_postings
             .best(&sets.words, n, per_source, &is_allowed)
     };
-    let nearest = query
+    let (nearest, median) = query
         .embedding
         .as_deref()
-        .map(|v| index.nearest(v, per_source, &allowed))
+        .map(|v| index.nearest_and_median(v, per_source, &allowed))
         .unwrap_or_default();
+    let calibration = adapted(settings.calibration, median);
 
     let mut candidates: Vec<usize> = Vec::new();
     if sets.coded {
@@ -127,11 +130,11 @@ pub(crate) fn search(
             let entry = index.entry(position);
             let embedding = match (&query.embedding, &entry.signature.embedding) {
                 (Some(a), Some(b)) if a.len() == b.len() && !a.is_empty() => {
-                    Some(settings.calibration.relevance(dot(a, b)))
+                    Some(calibration.relevance(dot(a, b)))
                 }
                 _ => None,
             };
-            let breakdown = score::score(
+            let (breakdown, ranking) = score::score_ranked(
                 &query_evidence,
                 &EntryEvidence {
                     signature: &entry.signature,
@@ -145,6 +148,7 @@ pub(crate) fn search(
             Candidate {
                 position,
                 breakdown,
+                ranking,
                 ranks: Ranks::default(),
                 fused: 0.0,
             }
@@ -153,9 +157,8 @@ pub(crate) fn search(
 
     // Ranks, 1-based, in each list.
     scored.sort_by(|a, b| {
-        b.breakdown
-            .total
-            .total_cmp(&a.breakdown.total)
+        b.ranking
+            .total_cmp(&a.ranking)
             .then(a.position.cmp(&b.position))
     });
     let rank_in = |list: &[(usize, f32)]| -> HashMap<usize, u32> {
@@ -178,7 +181,7 @@ pub(crate) fn search(
     scored.sort_by(|a, b| {
         b.fused
             .total_cmp(&a.fused)
-            .then(b.breakdown.total.total_cmp(&a.breakdown.total))
+            .then(b.ranking.total_cmp(&a.ranking))
             .then_with(|| {
                 index
                     .entry(b.position)
@@ -188,6 +191,22 @@ pub(crate) fn search(
             .then(a.position.cmp(&b.position))
     });
     scored
+}
+
+/// The embedder's calibration, raised to this query's own unrelated level: the median cosine
+/// of the query to the stored errors, when it is above the embedder's `unrelated`. Error
+/// texts share much vocabulary (`error`, `cannot`, `<Q>`), and a model that places all
+/// technical text close together (the static embedder: a typical wrong message scores 0.5,
+/// its `unrelated` is 0.15) would otherwise call every stored error related. The span from
+/// unrelated to related stays the embedder's.
+fn adapted(calibration: Calibration, median: Option<f32>) -> Calibration {
+    match median {
+        Some(median) if median > calibration.unrelated => Calibration {
+            unrelated: median,
+            related: median + (calibration.related - calibration.unrelated),
+        },
+        _ => calibration,
+    }
 }
 
 /// Weighted reciprocal-rank fusion of a candidate's ranks.
@@ -344,6 +363,21 @@ mod tests {
         );
         assert_eq!(hits[0].position, 1);
         assert!(hits[0].breakdown.total > hits[1].breakdown.total);
+    }
+
+    #[test]
+    fn the_unrelated_level_rises_to_the_query_s_median_cosine() {
+        let embedder = Calibration {
+            unrelated: 0.15,
+            related: 0.6,
+        };
+        let adapted = adapted(embedder, Some(0.5));
+        assert!((adapted.unrelated - 0.5).abs() < 1e-6);
+        assert!((adapted.related - 0.95).abs() < 1e-6);
+        assert_eq!(adapted.relevance(0.5), 0.0);
+        // A median below the embedder's own level, or none, changes nothing.
+        assert_eq!(super::adapted(embedder, Some(0.05)), embedder);
+        assert_eq!(super::adapted(embedder, None), embedder);
     }
 
     #[test]

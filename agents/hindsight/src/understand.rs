@@ -73,17 +73,33 @@ const PROSE_MARKERS: &[&str] = &[
 /// Understands a (redacted) query text. `forced` is the caller's say-so; a text forced to be
 /// tool output must contain a recognisable error.
 pub(crate) fn understand(text: &str, forced: Option<QueryForm>) -> Option<Understood> {
-    let found = signature::extract(text);
+    let (found, generic) = signature::extract_with_origin(text);
     let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
     let located = lines == 1 && LOCATED.is_match(text.trim());
+    // A sentence no recogniser claimed reads as prose even when it uses error words (`…
+    // throws KeyError: …`) that the generic fallback picks up.
+    let sentence = generic && lines == 1 && !located && reads_as_prose(text);
     let tool_output = !found.is_empty()
+        && !sentence
         && (lines > 1
             || located
             || found
                 .iter()
                 .any(|s| is_coded(s) || !s.stack_patterns.is_empty()));
+    // A text forced to be tool output must hold an error a tool printed: from the generic
+    // fallback, one line needs a class, a code, a tool or a source file (`mismatched types`
+    // alone is a phrase).
+    let printed = !generic
+        || lines > 1
+        || located
+        || found.iter().any(|s| {
+            is_coded(s)
+                || s.context_patterns
+                    .iter()
+                    .any(|c| c.starts_with("src:") || c.starts_with("tool:"))
+        });
     let form = match forced {
-        Some(QueryForm::ToolOutput) if found.is_empty() => return None,
+        Some(QueryForm::ToolOutput) if found.is_empty() || !printed => return None,
         Some(form) => form,
         None if tool_output => QueryForm::ToolOutput,
         None if reads_as_prose(text) => QueryForm::Description,
@@ -183,8 +199,16 @@ fn reads_as_prose(text: &str) -> bool {
     if (article && words.len() >= 6) || named_language(trimmed).is_some() {
         return true;
     }
-    // A long sentence with no quoted identifiers and no `head:` structure.
-    let quoted = trimmed.contains(['`', '\'', '"', '‘', '“']);
+    // A long sentence with no quoted identifiers and no `head:` structure. An apostrophe
+    // between letters (`can't`, `isn't`) quotes nothing.
+    let chars: Vec<char> = trimmed.chars().collect();
+    let quoted = chars.iter().enumerate().any(|(i, c)| {
+        let inside_word = *c == '\''
+            && i > 0
+            && chars[i - 1].is_alphabetic()
+            && chars.get(i + 1).is_some_and(|n| n.is_alphabetic());
+        ['`', '\'', '"', '‘', '“'].contains(c) && !inside_word
+    });
     let headed = trimmed.find(": ").is_some_and(|at| at <= 40);
     words.len() >= 14 && !quoted && !headed
 }
@@ -355,6 +379,19 @@ mod tests {
         );
         assert!(!is_coded(signature));
         assert!(signature.context_patterns.contains(&"q:countr".to_string()));
+    }
+
+    #[test]
+    fn apostrophes_quote_nothing_and_sentences_stay_descriptions() {
+        // Long, no quoted identifier, no `head:`: a sentence, though `can't` has an apostrophe.
+        let long =
+            "the loader can't open the library file that the build script names in its first line";
+        assert_eq!(form(long), QueryForm::Description);
+        // Error words the generic fallback would pick up do not make a question tool output.
+        assert_eq!(
+            form("How do we fix Uncaught FrobError: the widget cannot be frobnicated?"),
+            QueryForm::Description
+        );
     }
 
     #[test]

@@ -12,6 +12,11 @@
 //!
 //! Summary lines (`aborting due to 2 previous errors`, `ld returned 1 exit status`, `make: ***
 //! … Error 2`, `exit status 1`) become signatures only when the text has nothing more specific.
+//!
+//! When no recogniser finds a specific error — output of a toolchain nobody wrote one for —
+//! a generic fallback finds the headline among the unclaimed lines by cues every toolchain
+//! shares (error words, class names, severity labels, locations; `recognize/headline.rs`).
+//! Its error replaces the summaries, which say less.
 
 mod normalize;
 mod recognize;
@@ -165,7 +170,9 @@ pub struct ErrorSignature {
 }
 
 impl ErrorSignature {
-    /// Identifies exact duplicates: hex SHA-256 of language, type and message pattern.
+    /// Identifies exact duplicates: hex SHA-256 of language, type and message pattern. When
+    /// the language is unknown, the ecosystem the context names (`src:` extensions, `tool:`)
+    /// is part of it too: `syntax error` of two unknown tools is two errors, not one.
     pub fn fingerprint(&self) -> String {
         let mut hasher = Sha256::new();
         for part in [
@@ -176,16 +183,43 @@ impl ErrorSignature {
             hasher.update(part.as_bytes());
             hasher.update([0]);
         }
+        if self.language == Language::Unknown {
+            let mut ecosystem: Vec<&String> = self
+                .context_patterns
+                .iter()
+                .filter(|c| c.starts_with("src:") || c.starts_with("tool:"))
+                .collect();
+            ecosystem.sort();
+            for part in ecosystem {
+                hasher.update(part.as_bytes());
+                hasher.update([0]);
+            }
+        }
         hex::encode(hasher.finalize())
     }
 
     /// The text given to the embedder: language, type and message. Stack frames are left out:
-    /// they name the code at hand, which differs between occurrences of the same error.
+    /// they name the code at hand, which differs between occurrences of the same error. An
+    /// unknown language is named by the ecosystem the context gives (the source files'
+    /// extension, the tool: `rb`, `sqlite3`), which a model may relate to the language's name
+    /// in a description.
     pub fn embedding_text(&self) -> String {
-        format!(
-            "{} {} {}",
-            self.language, self.error_type, self.message_pattern
-        )
+        let mut ecosystem: Vec<&str> = Vec::new();
+        if self.language == Language::Unknown {
+            for c in &self.context_patterns {
+                if let Some(name) = c.strip_prefix("src:").or_else(|| c.strip_prefix("tool:"))
+                    && !ecosystem.contains(&name)
+                {
+                    ecosystem.push(name);
+                }
+            }
+        }
+        let language = if ecosystem.is_empty() {
+            self.language.as_str().to_string()
+        } else {
+            ecosystem.join(" ")
+        };
+        format!("{language} {} {}", self.error_type, self.message_pattern)
     }
 
     /// A one-line title for notes and listings: `E0308 mismatched types`.
@@ -207,15 +241,35 @@ impl ErrorSignature {
 ///
 /// Returns an empty list when nothing in the text looks like an error.
 pub fn extract(text: &str) -> Vec<ErrorSignature> {
+    extract_with_origin(text).0
+}
+
+/// [`extract`], and whether the signatures come from the generic fallback (no recogniser knew
+/// the format): then the text may as well be a sentence that uses error words.
+pub(crate) fn extract_with_origin(text: &str) -> (Vec<ErrorSignature>, bool) {
     let cleaned = normalize::clean_text(text);
     let lines: Vec<&str> = cleaned.lines().collect();
-    let found = recognize::recognize(&lines);
+    let recognized = recognize::recognize(&lines);
+    let found = recognized.errors;
 
     let specific: Vec<_> = found.iter().filter(|raw| !raw.summary).collect();
-    let chosen = if specific.is_empty() {
-        found.iter().collect()
-    } else {
+    // Only the generic line patterns matched: the fallback reads such text better (it knows
+    // labels, locations and continuations), and they are kept if it finds nothing. Output in a
+    // format a recogniser knows, with warnings and no error, has no error to find: a warning
+    // alone is not a failure.
+    let only_generic = specific.iter().all(|raw| raw.generic) && !recognized.warned;
+    let fallback;
+    let mut generic = false;
+    let chosen = if !only_generic {
         specific
+    } else if let Some(headline) = recognize::fallback(&lines, &recognized.claimed) {
+        fallback = headline;
+        generic = true;
+        vec![&fallback]
+    } else if !specific.is_empty() {
+        specific
+    } else {
+        found.iter().collect()
     };
 
     let mut signatures: Vec<ErrorSignature> = Vec::new();
@@ -231,7 +285,7 @@ pub fn extract(text: &str) -> Vec<ErrorSignature> {
             None => signatures.push(signature),
         }
     }
-    signatures
+    (signatures, generic)
 }
 
 /// Adds `other`'s stack and context patterns to `into`, keeping both within their limits.

@@ -297,3 +297,36 @@ fn language_parses_aliases_and_rejects_unknowns() {
             .contains("expected one of")
     );
 }
+
+#[test]
+fn output_no_recogniser_knows_is_read_by_the_headline_fallback() {
+    let found = extract("zq: error (at <stdin>:1): Cannot index number with string \"id\"\n");
+    let [s] = &found[..] else {
+        panic!("{found:#?}")
+    };
+    assert_eq!(s.message_pattern, "Cannot index number with string <Q>");
+    assert!(has(s, "tool:zq"), "{s:?}");
+    // A known format with only a warning stays without errors, whatever words it uses.
+    let warned = "warning: unused variable: `x`\n --> src/main.rs:2:9\n  |\n\nFor more information about this error, try `rustc --explain E0308`.\n";
+    assert!(extract(warned).is_empty(), "{:#?}", extract(warned));
+}
+
+#[test]
+fn an_unknown_language_is_fingerprinted_and_embedded_with_its_ecosystem() {
+    let of =
+        |tool: &str| extract(&format!("{tool}: fatal: cannot frobnicate the widget\n")).remove(0);
+    let (a, b) = (of("aa"), of("bb"));
+    assert_eq!(
+        (a.language, &a.message_pattern),
+        (Language::Unknown, &b.message_pattern)
+    );
+    assert_ne!(a.fingerprint(), b.fingerprint());
+    assert_eq!(of("aa").fingerprint(), a.fingerprint());
+    assert!(
+        a.embedding_text().starts_with("aa "),
+        "{}",
+        a.embedding_text()
+    );
+    let known = one("rust/E0308-mismatched-types/greeting.txt");
+    assert!(known.embedding_text().starts_with("rust "));
+}

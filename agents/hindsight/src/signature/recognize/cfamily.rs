@@ -85,7 +85,7 @@ fn diagnostic(lines: &[&str], index: usize, found: &regex::Captures<'_>) -> Opti
         !(indented || note)
     });
     match &found["level"] {
-        "warning" | "note" => return Found::skip(end),
+        "warning" | "note" => return Found::warning(end),
         _ => {}
     }
     let path = &found["path"];

@@ -34,7 +34,7 @@ pub(super) fn recognize(lines: &[&str], index: usize) -> Option<Found> {
     if let Some(found) = DIAGNOSTIC.captures(line) {
         let raw = &found["msg"];
         if raw.starts_with("warning: ") {
-            return Found::skip(index + 1);
+            return Found::warning(index + 1);
         }
         let mut quoted = Vec::new();
         let message = [

@@ -65,7 +65,7 @@ fn compiler(
     });
     let warning = group(found, "level") == Some("warning") || group(found, "level2") == Some("w");
     if warning {
-        return Found::skip(end);
+        return Found::warning(end);
     }
     let message = &found["msg"];
     let mut quoted = Vec::new();

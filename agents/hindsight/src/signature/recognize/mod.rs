@@ -6,9 +6,13 @@
 //! claims are skipped. Order matters only where formats overlap: the JVM recogniser runs before
 //! Node's (both print `at` frames), the C family before the shell (both print `No such file or
 //! directory`), and the generic one last.
+//!
+//! When none of them finds a specific error, [`headline::fallback`] looks for the error's
+//! headline among the lines nobody claimed, by cues all toolchains share.
 
 mod cfamily;
 mod go;
+mod headline;
 mod javascript;
 mod jvm;
 mod python;
@@ -57,6 +61,9 @@ pub(crate) struct RawError {
     /// A consequence of other errors (`aborting due to…`, `exit status 1`): used only when the
     /// text holds nothing more specific.
     pub summary: bool,
+    /// Found by the generic line patterns (`tool: error: …`, `SomethingError: …`), not by a
+    /// recogniser that knows the format: the headline fallback may read the text better.
+    pub generic: bool,
 }
 
 impl RawError {
@@ -71,6 +78,7 @@ impl RawError {
             quoted: Vec::new(),
             context: Vec::new(),
             summary: false,
+            generic: false,
         }
     }
 
@@ -90,6 +98,8 @@ impl RawError {
 pub(crate) struct Found {
     pub error: Option<RawError>,
     pub next: usize,
+    /// The lines are a warning the recogniser knows.
+    pub warning: bool,
 }
 
 impl Found {
@@ -97,11 +107,25 @@ impl Found {
         Some(Found {
             error: Some(error),
             next,
+            warning: false,
         })
     }
 
     pub fn skip(next: usize) -> Option<Found> {
-        Some(Found { error: None, next })
+        Some(Found {
+            error: None,
+            next,
+            warning: false,
+        })
+    }
+
+    /// Lines that are a warning (or a note) in a format the recogniser knows.
+    pub fn warning(next: usize) -> Option<Found> {
+        Some(Found {
+            error: None,
+            next,
+            warning: true,
+        })
     }
 }
 
@@ -118,9 +142,21 @@ const RECOGNIZERS: &[Recognizer] = &[
     generic,
 ];
 
-/// Every error found in `lines`, in order.
-pub(crate) fn recognize(lines: &[&str]) -> Vec<RawError> {
-    let mut found = Vec::new();
+pub(crate) use headline::fallback;
+
+/// What the recognisers found in a text: the errors, in order, which lines they claimed (as
+/// part of an error, a warning or noise they own), and whether a warning was among them.
+pub(crate) struct Recognized {
+    pub errors: Vec<RawError>,
+    pub claimed: Vec<bool>,
+    pub warned: bool,
+}
+
+/// Every error found in `lines`, in order, and the lines claimed.
+pub(crate) fn recognize(lines: &[&str]) -> Recognized {
+    let mut errors = Vec::new();
+    let mut claimed = vec![false; lines.len()];
+    let mut warned = false;
     let mut index = 0;
     while index < lines.len() {
         match RECOGNIZERS
@@ -128,13 +164,23 @@ pub(crate) fn recognize(lines: &[&str]) -> Vec<RawError> {
             .find_map(|recognizer| recognizer(lines, index))
         {
             Some(claim) => {
-                found.extend(claim.error);
-                index = claim.next.max(index + 1);
+                let next = claim.next.max(index + 1).min(lines.len());
+                warned |= claim.warning;
+                // A line only the generic patterns matched stays open to the fallback.
+                if !claim.error.as_ref().is_some_and(|e| e.generic) {
+                    claimed[index..next].iter_mut().for_each(|c| *c = true);
+                }
+                errors.extend(claim.error);
+                index = next;
             }
             None => index += 1,
         }
     }
-    found
+    Recognized {
+        errors,
+        claimed,
+        warned,
+    }
 }
 
 /// Applies a message template: each capture group named `id…` or `t…` becomes `<ID>` or `<T>`
@@ -246,10 +292,9 @@ fn generic(lines: &[&str], index: usize) -> Option<Found> {
                     .map(|m| m.as_str())
             })
             .unwrap_or(&found["type"]);
-        return Found::error(
-            RawError::new(Language::Unknown, Some(error_type.to_string()), message),
-            index + 1,
-        );
+        let mut error = RawError::new(Language::Unknown, Some(error_type.to_string()), message);
+        error.generic = true;
+        return Found::error(error, index + 1);
     }
     let found = GENERIC_ERROR.captures(line)?;
     let mut error = RawError::new(
@@ -260,5 +305,6 @@ fn generic(lines: &[&str], index: usize) -> Option<Found> {
     if let Some(tool) = group(&found, "tool") {
         error = error.tool(tool.rsplit('/').next().unwrap_or(tool));
     }
+    error.generic = true;
     Found::error(error, index + 1)
 }

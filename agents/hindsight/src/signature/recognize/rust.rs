@@ -39,7 +39,7 @@ pub(super) fn recognize(lines: &[&str], index: usize) -> Option<Found> {
     // The diagnostic runs to the next blank line.
     let end = until(lines, index + 1, |l| l.trim().is_empty());
     if &header["level"] == "warning" {
-        return Found::skip(end);
+        return Found::warning(end);
     }
     let message = &header["msg"];
     let code = group(&header, "code");
