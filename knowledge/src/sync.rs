@@ -112,6 +112,8 @@ pub async fn sync_into_memory(
                     content: Some(content),
                     tags: Some(tags(item)),
                     metadata: Some(with_link(existing.metadata, entry, snapshot)),
+                    mode: None,
+                    valid_from: None,
                 };
                 match memory.update(&who, existing.id, patch).await {
                     Ok(_) => report.updated += 1,

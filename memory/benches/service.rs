@@ -27,6 +27,7 @@ fn search_request(query: String, layers: Option<Vec<Layer>>) -> SearchRequest {
         limit: 10,
         min_score: 0.0,
         explain: false,
+        as_of: None,
     }
 }
 
@@ -103,6 +104,21 @@ fn add(c: &mut Criterion) {
         }
         let rate = samples.len() as f64 / started.elapsed().as_secs_f64();
         report(&format!("add, 1 client ({rate:.0} adds/s)"), samples);
+
+        // What `memory_add` adds to each add: the conflicts of the new memory in its scope
+        // (which holds the 3,000 memories above and grows by one each time).
+        let mut samples = Vec::new();
+        for _ in 0..1000 {
+            let new = new_memory(&mut rng, counter.fetch_add(1, Ordering::Relaxed));
+            let record = service.add(&who(), new).await.unwrap().record;
+            let start = Instant::now();
+            service.conflicts(&who(), &record).await.unwrap();
+            samples.push(start.elapsed());
+        }
+        report(
+            "conflicts of a new memory, scope of 3k-4k memories",
+            samples,
+        );
 
         let clients = 8;
         let per_client = 500;

@@ -31,6 +31,13 @@ pub struct MemoryConfig {
     pub on_embedder_change: EmbedderChange,
     /// Records re-embedded per batch (256).
     pub reembed_batch: usize,
+    /// Closed versions a memory keeps (100); a supersede past it deletes the oldest.
+    pub max_versions_per_memory: usize,
+    /// Most memories one `memory_forget` (or one layer's retention pass) removes (10 000);
+    /// the answer says when more match.
+    pub max_forget_per_call: usize,
+    /// How long each layer's memories live.
+    pub retention: RetentionConfig,
     pub retrieval: RetrievalConfig,
     pub vectors: VectorIndexConfig,
     pub sqlite: SqliteConfig,
@@ -55,12 +62,36 @@ impl Default for MemoryConfig {
             redact_secrets: true,
             on_embedder_change: EmbedderChange::Auto,
             reembed_batch: 256,
+            max_versions_per_memory: 100,
+            max_forget_per_call: 10_000,
+            retention: RetentionConfig::default(),
             retrieval: RetrievalConfig::default(),
             vectors: VectorIndexConfig::default(),
             sqlite: SqliteConfig::default(),
             postgres: PostgresConfig::default(),
             follow: FollowConfig::default(),
             qdrant: QdrantConfig::default(),
+        }
+    }
+}
+
+/// Per-layer retention: memories of a layer with a retention are forgotten (audited as
+/// `expire`) once they were last changed longer ago than its days.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetentionConfig {
+    /// Days per layer (`session = 30` by default; other layers keep their memories until
+    /// forgotten). `[memory.retention.days]` replaces the whole map: `{}` keeps everything.
+    pub days: std::collections::BTreeMap<crate::model::Layer, u32>,
+    /// How often the retention pass runs, in seconds (3600).
+    pub interval_secs: u64,
+}
+
+impl Default for RetentionConfig {
+    fn default() -> Self {
+        RetentionConfig {
+            days: [(crate::model::Layer::Session, 30)].into_iter().collect(),
+            interval_secs: 3600,
         }
     }
 }
@@ -104,6 +135,9 @@ pub struct RetrievalConfig {
     /// The weights of the final score; the defaults are fitted (see
     /// [`crate::retrieval::rank`]).
     pub weights: SignalWeights,
+    /// A search `as_of` a past time reads at most this many past versions valid then, the
+    /// most recently closed first (5 000).
+    pub as_of_versions: usize,
 }
 
 impl Default for RetrievalConfig {
@@ -117,6 +151,7 @@ impl Default for RetrievalConfig {
             neighbours: 10,
             duplicate_similarity: 0.92,
             weights: SignalWeights::default(),
+            as_of_versions: 5_000,
         }
     }
 }

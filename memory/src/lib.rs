@@ -31,6 +31,12 @@ pub mod service;
 pub mod storage;
 mod text;
 mod validate;
+
+/// Secret redaction exactly as the service applies it before storage, for callers that hold
+/// text durably before handing it to the service (the REST ingest queue).
+pub mod redaction {
+    pub use crate::validate::{redacted as text, redacted_metadata as metadata};
+}
 pub mod vector;
 mod writes;
 
@@ -38,5 +44,6 @@ pub use error::{MemoryError, Result};
 pub use grants::{Claim, Grants};
 pub use model::*;
 pub use service::{
-    EmbedderChange, MemoryConfig, MemoryService, RetrievalConfig, StoreHealth, StoreStats, Stores,
+    EmbedderChange, Expired, ForgetOutcome, ForgetRequest, MemoryConfig, MemoryService,
+    RetentionConfig, RetrievalConfig, StoreHealth, StoreStats, Stores,
 };

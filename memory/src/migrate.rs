@@ -23,8 +23,10 @@ use crate::storage::postgres::{PgDatabase, PgRecordStore, PostgresConfig};
 use crate::storage::sqlite::{SqliteConfig, SqliteDatabase, SqliteRecordStore};
 use crate::storage::{NewRecord, RecordStore};
 
-/// Every agent table, in an order where nothing refers to a row not yet copied.
+/// Every agent table, in an order where nothing refers to a row not yet copied; and the
+/// memories' past versions, copied the same way (keyed by memory id, not by position).
 pub const AGENT_TABLES: &[&str] = &[
+    "memory_versions",
     "context_summaries",
     "trajectory_events",
     "hindsight_signatures",

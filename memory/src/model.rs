@@ -193,7 +193,9 @@ impl Identity {
 }
 
 /// One (layer, scope id) pair: "session s-42", "project aeterna", "company".
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 pub struct Scope {
     pub layer: Layer,
     pub scope_id: String,
@@ -265,6 +267,15 @@ pub struct MemoryRecord {
     pub created_at: Timestamp,
     /// When it last changed, in milliseconds since the Unix epoch (UTC).
     pub updated_at: Timestamp,
+    /// When this version took effect (ms since the epoch): `created_at`, unless a supersede
+    /// opened this version (then the time the caller said the change took effect).
+    pub valid_from: Timestamp,
+    /// When this version stopped being valid: set only on past versions (`memory_history`,
+    /// a search `as_of` a past time). The memory as it is now has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_to: Option<Timestamp>,
+    /// 1 for a memory never superseded; each supersede adds one.
+    pub version: u32,
 }
 
 impl MemoryRecord {
@@ -297,12 +308,68 @@ pub struct AddOutcome {
     pub deduplicated: bool,
 }
 
+/// How a new memory relates to an existing one of its scope ([`Conflict`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConflictRelation {
+    /// Same subject, a different value: probably one replaces the other.
+    Contradicts,
+    /// Says the same thing (perhaps with a detail more or less).
+    Repeats,
+}
+
+/// An existing memory a new one probably contradicts or repeats. Only reported: the caller
+/// decides whether to supersede, forget or keep both.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Conflict {
+    /// The existing memory.
+    pub id: Uuid,
+    pub relation: ConflictRelation,
+    /// How sure, 0..1: the share of words the two have in common.
+    pub score: f32,
+    /// Why, in words: the shared subject and what differs.
+    pub reason: String,
+    /// The existing memory's content (its first 200 characters).
+    pub content: String,
+    /// Since when the existing memory holds (ms since the epoch).
+    pub valid_from: Timestamp,
+}
+
 /// Changes to a memory; `None` leaves a field as it is.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MemoryPatch {
     pub content: Option<String>,
     pub tags: Option<Vec<String>>,
     pub metadata: Option<serde_json::Value>,
+    /// How the change is kept; `None` means [`UpdateMode::Supersede`] for a client's facts
+    /// (kind `memory`) whose content or metadata change, else [`UpdateMode::Fix`].
+    #[serde(default)]
+    pub mode: Option<UpdateMode>,
+    /// When a supersede took effect (ms since the epoch); now when absent. Between the current
+    /// version's `valid_from` and now.
+    #[serde(default)]
+    pub valid_from: Option<Timestamp>,
+}
+
+/// Whether an update keeps what it replaces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum UpdateMode {
+    /// The fact changed: the current version is closed (kept, readable with `memory_history`
+    /// and by searches `as_of` a time before the change) and a new version opens.
+    Supersede,
+    /// The memory was wrong as written (a typo): rewritten in place, no history.
+    Fix,
+}
+
+/// Every version of one memory, the current one first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MemoryHistory {
+    /// The memory's id.
+    pub id: Uuid,
+    /// The current version first, then each closed version, newest first (each with its
+    /// `valid_from`, `valid_to` and `version`).
+    pub versions: Vec<MemoryRecord>,
 }
 
 /// Which memories a search or listing may return, beyond the tenant (always enforced).
@@ -334,6 +401,10 @@ pub struct SearchRequest {
     /// Report each hit's signals ([`SearchExplanation`]).
     #[serde(default)]
     pub explain: bool,
+    /// Answer as memory stood at this time (ms since the epoch): each memory in the version
+    /// valid then, memories written later absent. `None` means now.
+    #[serde(default)]
+    pub as_of: Option<Timestamp>,
 }
 
 /// One search result.

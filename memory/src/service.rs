@@ -18,24 +18,28 @@ use crate::embed::{Embedder, check_vectors};
 use crate::error::{MemoryError, Result};
 use crate::follow::Follower;
 use crate::model::{
-    AddOutcome, Identity, ListRequest, MemoryChange, MemoryFilter, MemoryPatch, MemoryRecord,
-    NewMemory, Page, now_millis,
+    AddOutcome, Identity, ListRequest, MemoryChange, MemoryFilter, MemoryRecord, NewMemory, Page,
+    now_millis,
 };
 use crate::storage::Database;
 use crate::storage::postgres::{PgDatabase, PgRecordStore};
 use crate::storage::sqlite::{SqliteDatabase, SqliteRecordStore};
-use crate::storage::{
-    ContentChange, Inserted, ListQuery, NewRecord, RecordChange, RecordStore, UpdateOutcome,
-};
+use crate::storage::{Inserted, ListQuery, NewRecord, RecordStore};
 use crate::validate::{self, cursor};
 use crate::vector::{
     InMemoryVectorIndex, QdrantVectorStore, VectorEntry, VectorRepairs, VectorStore,
 };
 use crate::writes::Writes;
 
-pub use crate::config::{EmbedderChange, MemoryConfig, RetrievalConfig};
+pub use crate::config::{EmbedderChange, MemoryConfig, RetentionConfig, RetrievalConfig};
 
+mod as_of;
+mod conflicts;
+mod forget;
 mod search;
+mod update;
+
+pub use forget::{Expired, ForgetOutcome, ForgetRequest};
 
 /// Pending change notifications per subscriber before the slowest one starts missing some.
 pub const CHANGE_BUFFER: usize = 4096;
@@ -402,6 +406,9 @@ impl MemoryService {
                 embedder_id: self.embedder.id().to_string(),
                 created_at: now,
                 updated_at: now,
+                valid_from: now,
+                valid_to: None,
+                version: 1,
             });
         }
 
@@ -501,107 +508,6 @@ impl MemoryService {
         })
     }
 
-    /// Applies `patch`, re-embedding when the content changes.
-    pub async fn update(
-        &self,
-        who: &Identity,
-        id: Uuid,
-        patch: MemoryPatch,
-    ) -> Result<MemoryRecord> {
-        let tenant_id = validate::tenant(who)?;
-        if patch.content.is_none() && patch.tags.is_none() && patch.metadata.is_none() {
-            return Err(MemoryError::invalid(
-                "nothing to update: pass at least one of `content`, `tags` or `metadata`",
-            ));
-        }
-        self.check_reach(who, id).await?;
-        let content = match patch.content {
-            Some(content) => {
-                validate::content("content", &content, &self.config)?;
-                let content = if self.config.redact_secrets {
-                    validate::redacted("content", content)
-                } else {
-                    content
-                };
-                let vector = self
-                    .embed(&[content.as_str()])
-                    .await?
-                    .pop()
-                    .expect("one vector");
-                Some(ContentChange {
-                    content_hash: validate::content_hash(&content),
-                    content,
-                    vector,
-                })
-            }
-            None => None,
-        };
-        let change = RecordChange {
-            tags: patch
-                .tags
-                .map(|tags| validate::tags("tags", &tags, &self.config))
-                .transpose()?,
-            metadata: patch
-                .metadata
-                .map(|m| validate::metadata("metadata", m, &self.config))
-                .transpose()?
-                .map(|m| {
-                    if self.config.redact_secrets {
-                        validate::redacted_metadata(m)
-                    } else {
-                        m
-                    }
-                }),
-            updated_at: now_millis(),
-            content,
-        };
-        let new_vector = change.content.as_ref().map(|c| c.vector.clone());
-
-        let _write = self.writes.lock().await;
-        let record = match self.records.update(tenant_id, id, change).await? {
-            UpdateOutcome::Updated(record) => *record,
-            UpdateOutcome::NotFound => return Err(MemoryError::NotFound(id.to_string())),
-            UpdateOutcome::Duplicate { existing } => {
-                return Err(MemoryError::invalid(format!(
-                    "`content` is identical to memory `{existing}` in the same scope; update or delete that one instead"
-                )));
-            }
-        };
-        let vectors = self.vectors.as_ref();
-        let indexed = async {
-            match new_vector {
-                Some(vector) => {
-                    vectors
-                        .upsert(tenant_id, vec![entry_of(&record, vector)])
-                        .await
-                }
-                None => vectors.retag(tenant_id, id, record.tags.clone()).await,
-            }
-        };
-        self.writes.apply_to_vectors(indexed).await;
-        drop(_write);
-        self.notify(&record);
-        Ok(record)
-    }
-
-    /// Deletes a record and its vector. Unknown ids are [`crate::MemoryError::NotFound`].
-    pub async fn delete(&self, who: &Identity, id: Uuid) -> Result<()> {
-        let tenant_id = validate::tenant(who)?;
-        self.check_reach(who, id).await?;
-        let _write = self.writes.lock().await;
-        let deleted = self
-            .records
-            .delete(tenant_id, id)
-            .await?
-            .ok_or_else(|| MemoryError::NotFound(id.to_string()))?;
-        self.writes
-            .apply_to_vectors(self.vectors.remove(tenant_id, &[id]))
-            .await;
-        drop(_write);
-        self.notify(&deleted);
-        Ok(())
-    }
-
     /// Every committed write, for cache invalidation.
     pub fn subscribe(&self) -> broadcast::Receiver<MemoryChange> {
         self.changes.subscribe()
@@ -654,7 +560,7 @@ async fn open_vectors(config: &MemoryConfig, dims: usize) -> Result<Arc<dyn Vect
     })
 }
 
-fn entry_of(record: &MemoryRecord, vector: Vec<f32>) -> VectorEntry {
+pub(crate) fn entry_of(record: &MemoryRecord, vector: Vec<f32>) -> VectorEntry {
     VectorEntry {
         id: record.id,
         scope: record.scope(),

@@ -7,7 +7,7 @@ use crate::error::{MemoryError, Result};
 use crate::model::{Identity, Layer, Scope, kind};
 
 /// `text` with its secrets replaced by `[REDACTED:<kind>]` (see `aeterna_redact`).
-pub(crate) fn redacted(field: &str, text: String) -> String {
+pub fn redacted(field: &str, text: String) -> String {
     let redaction = aeterna_redact::redact(&text);
     if redaction.is_clean() {
         return text;
@@ -23,7 +23,7 @@ pub(crate) fn redacted(field: &str, text: String) -> String {
 /// `metadata` with secrets redacted from every string in it. A string under a key is checked
 /// as the assignment `key=value`, so `{"api_key": "…"}` is caught as the redactor catches
 /// `api_key=…` in text.
-pub(crate) fn redacted_metadata(metadata: serde_json::Value) -> serde_json::Value {
+pub fn redacted_metadata(metadata: serde_json::Value) -> serde_json::Value {
     use serde_json::Value;
     match metadata {
         Value::String(text) => Value::String(redacted("metadata", text)),

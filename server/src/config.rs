@@ -22,7 +22,7 @@ use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
 
 /// The top-level keys of [`Config`]; environment variables outside them are not ours.
-const SECTIONS: [&str; 18] = [
+const SECTIONS: [&str; 19] = [
     "listen",
     "redis_url",
     "qdrant_url",
@@ -41,6 +41,7 @@ const SECTIONS: [&str; 18] = [
     "extensions",
     "meta",
     "knowledge",
+    "rest",
 ];
 
 /// Everything `aeterna serve` and `aeterna mcp` can be told.
@@ -89,6 +90,9 @@ pub struct Config {
     pub meta: MetaConfig,
     /// Knowledge repositories (git) synced into memory; none by default.
     pub knowledge: KnowledgeConfig,
+    /// The CC-MemEx REST API (`/v1/ingest-context`, `/v1/retrieve-context`): ingest queue
+    /// bounds, chunking and the queue worker.
+    pub rest: RestConfig,
 }
 
 impl Default for Config {
@@ -112,7 +116,91 @@ impl Default for Config {
             extensions: ExtensionsConfig::default(),
             meta: MetaConfig::default(),
             knowledge: KnowledgeConfig::default(),
+            rest: RestConfig::default(),
         }
+    }
+}
+
+/// The CC-MemEx REST API: how much a client may queue, how texts are chunked, and how the
+/// queue worker runs (`docs/rest-api.md`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RestConfig {
+    /// Largest `text_content` accepted, in bytes (512 KiB); larger gets 413. The request body
+    /// is bounded by `http.max_body_bytes` too: the smaller limit applies.
+    pub max_text_bytes: usize,
+    /// Most tokens per chunk (256, `o200k_base`).
+    pub chunk_tokens: usize,
+    /// Tokens of words repeated at the start of the next chunk (32); less than half of
+    /// `chunk_tokens`.
+    pub chunk_overlap_tokens: usize,
+    /// Most chunks one ingest may make (1000); a longer text gets 413.
+    pub max_chunks_per_job: usize,
+    /// Most jobs a tenant may have queued or in progress (1000); beyond, 429.
+    pub max_queued_jobs_per_tenant: usize,
+    /// Queue workers in this process (1); 0 leaves the queue to other instances.
+    pub ingest_workers: usize,
+    /// How often an idle worker looks for jobs, in milliseconds (1000); a job accepted by this
+    /// process wakes its workers at once.
+    pub poll_interval_ms: u64,
+    /// Attempts per job before it is FAILED (5); invalid input fails at once.
+    pub max_attempts: u32,
+    /// Backoff before the first retry, in seconds (2); doubled per attempt, at most 300.
+    pub retry_backoff_secs: u64,
+    /// A job PROCESSING this long is taken to be abandoned by a process that died and is
+    /// claimed again, in seconds (300). On SQLite (one process) jobs left PROCESSING are
+    /// requeued at start.
+    pub reclaim_after_secs: u64,
+    /// COMPLETED and FAILED jobs (their status) are kept this long, in seconds (86400).
+    pub job_retention_secs: u64,
+}
+
+impl Default for RestConfig {
+    fn default() -> Self {
+        RestConfig {
+            max_text_bytes: 512 * 1024,
+            chunk_tokens: 256,
+            chunk_overlap_tokens: 32,
+            max_chunks_per_job: 1000,
+            max_queued_jobs_per_tenant: 1000,
+            ingest_workers: 1,
+            poll_interval_ms: 1000,
+            max_attempts: 5,
+            retry_backoff_secs: 2,
+            reclaim_after_secs: 300,
+            job_retention_secs: 86_400,
+        }
+    }
+}
+
+impl RestConfig {
+    fn validate(&self) -> anyhow::Result<()> {
+        for (key, value) in [
+            ("rest.max_text_bytes", self.max_text_bytes as u64),
+            ("rest.chunk_tokens", self.chunk_tokens as u64),
+            ("rest.max_chunks_per_job", self.max_chunks_per_job as u64),
+            (
+                "rest.max_queued_jobs_per_tenant",
+                self.max_queued_jobs_per_tenant as u64,
+            ),
+            ("rest.poll_interval_ms", self.poll_interval_ms),
+            ("rest.max_attempts", u64::from(self.max_attempts)),
+            ("rest.reclaim_after_secs", self.reclaim_after_secs),
+            ("rest.job_retention_secs", self.job_retention_secs),
+        ] {
+            if value == 0 {
+                bail!("invalid configuration: {key} must be at least 1");
+            }
+        }
+        if self.chunk_overlap_tokens * 2 > self.chunk_tokens {
+            bail!(
+                "invalid configuration: rest.chunk_overlap_tokens ({}) must be at most half of \
+                 rest.chunk_tokens ({})",
+                self.chunk_overlap_tokens,
+                self.chunk_tokens
+            );
+        }
+        Ok(())
     }
 }
 
@@ -580,6 +668,7 @@ impl Config {
         if let Err(error) = self.knowledge.validate() {
             bail!("invalid configuration: {error}");
         }
+        self.rest.validate()?;
         for (index, repository) in self.knowledge.repositories.iter().enumerate() {
             validate_tenant(
                 &format!("knowledge.repositories[{index}].tenant"),
@@ -833,6 +922,29 @@ mod tests {
         let error = config.check_exposure().unwrap_err().to_string();
         assert!(error.contains("auth.tokens"), "{error}");
         assert!(Config::default().check_exposure().is_ok());
+    }
+
+    #[test]
+    fn rest_section_has_defaults_and_checks_its_bounds() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = write(
+            &dir,
+            "[rest]\nchunk_tokens = 128\nmax_queued_jobs_per_tenant = 7\n",
+        );
+        let config = Config::load(Some(&path), &Overrides::default()).expect("valid config");
+        assert_eq!(config.rest.chunk_tokens, 128);
+        assert_eq!(config.rest.max_queued_jobs_per_tenant, 7);
+        assert_eq!(config.rest.chunk_overlap_tokens, 32);
+        for (text, expected) in [
+            ("[rest]\nchunk_tokens = 40\n", "rest.chunk_overlap_tokens"),
+            ("[rest]\nmax_attempts = 0\n", "rest.max_attempts"),
+            ("[rest]\nchunk_tokenz = 40\n", "chunk_tokenz"),
+        ] {
+            let error = Config::load(Some(&write(&dir, text)), &Overrides::default())
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(expected), "{text}: {error}");
+        }
     }
 
     #[test]

@@ -9,8 +9,8 @@
 //! Shutdown answers or refuses every request: ask every connection to finish its current
 //! request and close, answer new connections with 503 (`shutting_down`), wait for the
 //! requests in flight (up to `http.shutdown_grace_secs`), only then stop listening, end the
-//! MCP sessions and their streams, close what is left, and flush the trajectory queue and the
-//! memory service.
+//! MCP sessions and their streams, close what is left, stop the ingest workers, and flush the
+//! trajectory queue and the memory service.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -267,6 +267,9 @@ impl RunningServer {
             tracing::warn!("connections still open after the grace period; closing them");
             serve.abort();
         }
+        // Ingest workers finish the job they hold (or leave it to the reclaim) before the
+        // memory flushes.
+        self.state.ingest.shutdown(grace).await;
         // Loop tasks stop (their process groups killed) before their trajectories drain.
         self.state.knowledge.shutdown().await;
         self.state.meta.shutdown().await;

@@ -16,6 +16,7 @@ use anyhow::Context;
 
 use crate::auth::Authenticator;
 use crate::config::Config;
+use crate::domain::compat::IngestQueue;
 use crate::metrics::Metrics;
 
 /// Prefix of the shared context cache's keys in Redis.
@@ -44,6 +45,8 @@ pub struct AppState {
     pub meta: Arc<MetaService>,
     /// The knowledge repositories of `[knowledge]`, synced into memory.
     pub knowledge: Arc<KnowledgeService>,
+    /// The CC-MemEx ingest queue and its workers (`[rest]`).
+    pub ingest: Arc<IngestQueue>,
 }
 
 /// The operator's extensions and the watcher that hot-reloads them.
@@ -202,11 +205,19 @@ impl AppState {
         // What the agents learn becomes proposals in the repositories whose rules take it.
         hindsight.set_learned_sink(knowledge.clone());
         notes.set_learned_sink(knowledge.clone());
+        expire_in_background(&memory, &context);
+        let metrics = Arc::new(metrics);
+        let ingest = IngestQueue::start(
+            config.rest.clone(),
+            memory.clone(),
+            context.clone(),
+            metrics.clone(),
+        );
         Ok(AppState {
             config: Arc::new(config),
             memory,
             auth,
-            metrics: Arc::new(metrics),
+            metrics,
             context,
             hindsight,
             notes,
@@ -214,6 +225,33 @@ impl AppState {
             extensions,
             meta,
             knowledge,
+            ingest,
         })
     }
+}
+
+/// Runs the retention pass (`[memory.retention]`) at start and every `interval_secs`, when a
+/// layer has a retention. The task holds the services weakly between passes, so it never keeps
+/// a shut-down server's stores (and the data dir's lock) alive; it ends with them.
+fn expire_in_background(memory: &Arc<MemoryService>, context: &Arc<ContextArchitect>) {
+    let retention = &memory.config().retention;
+    if retention.days.is_empty() {
+        return;
+    }
+    let interval = std::time::Duration::from_secs(retention.interval_secs.max(1));
+    let (memory, context) = (Arc::downgrade(memory), Arc::downgrade(context));
+    tokio::spawn(async move {
+        loop {
+            let (Some(memory), Some(context)) = (memory.upgrade(), context.upgrade()) else {
+                return;
+            };
+            match crate::domain::memory::expire(&memory, &context).await {
+                Ok(0) => {}
+                Ok(forgotten) => tracing::info!(forgotten, "retention forgot expired memories"),
+                Err(error) => tracing::warn!(%error, "the retention pass failed; retrying later"),
+            }
+            drop((memory, context));
+            tokio::time::sleep(interval).await;
+        }
+    });
 }

@@ -125,6 +125,7 @@ fn assemble(c: &mut Criterion) {
                 limit: 100,
                 min_score: 0.3,
                 explain: false,
+                as_of: None,
             };
             let start = Instant::now();
             std::hint::black_box(memory.search(&who(), search).await.unwrap());

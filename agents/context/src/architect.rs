@@ -159,6 +159,16 @@ impl ContextArchitect {
         }
     }
 
+    /// Deletes the stored summaries of `scopes` in `tenant_id`: memories they were made from
+    /// were forgotten. The next assembly of a scope asks for new ones from what remains.
+    pub async fn forget_summaries(&self, tenant_id: &str, scopes: &[Scope]) -> Result<()> {
+        for scope in scopes {
+            self.store.forget(tenant_id, scope).await?;
+            self.results.invalidate(tenant_id, scope);
+        }
+        Ok(())
+    }
+
     /// Applies every write notified so far to the result cache.
     ///
     /// The notifications are drained here, by the assemblies, not by a task of their own; so

@@ -173,6 +173,7 @@ impl ContextArchitect {
                 limit,
                 min_score: plan.min_relevance,
                 explain: false,
+                as_of: None,
             },
         );
         // Reviewed knowledge gets a search of its own, so its share of the budget is filled
@@ -192,6 +193,7 @@ impl ContextArchitect {
                         limit: (5 + plan.budget / 400).min(self.memory.config().max_page_size),
                         min_score: plan.min_relevance,
                         explain: false,
+                        as_of: None,
                     },
                 )
                 .await

@@ -151,6 +151,30 @@ impl SummaryStore {
         }
     }
 
+    /// Deletes the summaries of `scope`: what they were made from was forgotten, so they are
+    /// too (the next assembly asks for new ones from what remains).
+    pub async fn forget(&self, tenant_id: &str, scope: &Scope) -> Result<()> {
+        with_pool!(&self.db, |pool| sqlx::query(
+            "DELETE FROM context_summaries WHERE tenant_id = $1 AND layer = $2 AND scope_id = $3"
+        )
+        .bind(tenant_id)
+        .bind(scope.layer.as_str())
+        .bind(&scope.scope_id)
+        .execute(pool)
+        .await
+        .map(drop))
+        .map_err(|error| {
+            ContextError::storage(
+                format!("forgetting the summaries of {scope} ({tenant_id})"),
+                error,
+            )
+        })?;
+        if let Some(hot) = &self.hot {
+            hot.lock().pop(&(tenant_id.to_owned(), scope.clone()));
+        }
+        Ok(())
+    }
+
     /// Replaces the summaries of their scope (all three depths, one transaction).
     pub async fn put(&self, summaries: ScopeSummaries) -> Result<Arc<ScopeSummaries>> {
         let first = &summaries.depths[0];

@@ -461,6 +461,8 @@ impl HindsightService {
                     content: Some(memory.content),
                     tags: None,
                     metadata: Some(memory.metadata),
+                    mode: None,
+                    valid_from: None,
                 };
                 self.memory.update(who, note_id, patch).await.map(|r| r.id)
             }

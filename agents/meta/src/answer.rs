@@ -109,6 +109,7 @@ impl MetaService {
             limit: self.config.max_notes,
             min_score: 0.1,
             explain: false,
+            as_of: None,
         };
         match self.memory.search(who, request).await {
             Ok(hits) => hits

@@ -323,6 +323,7 @@ impl Distillery {
             limit: wanted + 1,
             min_score: self.config.related_min_score,
             explain: false,
+            as_of: None,
         };
         match self.memory.search(who, request).await {
             Ok(hits) => hits

@@ -121,6 +121,9 @@ pub(crate) fn test_record(
         embedder_id: String::new(),
         created_at,
         updated_at: created_at,
+        valid_from: created_at,
+        valid_to: None,
+        version: 1,
     }
 }
 

@@ -10,12 +10,16 @@
 //!    adjacent to the best candidate turns join, and every turn learns its best neighbouring
 //!    turn's first-pass score; the second pass gives the final score.
 //! 4. Hits under `min_score` go, near-duplicates fold onto their original, `limit` are kept.
+//!
+//! `as_of` a past time, the versions valid then take their memories' places in the first stage
+//! ([`super::as_of`]) and what took effect later is left out.
 
 use std::collections::{HashMap, HashSet};
 
 use uuid::Uuid;
 
 use super::MemoryService;
+use super::as_of::PastVersions;
 use crate::embed::StaticModel;
 use crate::error::{MemoryError, Result};
 use crate::model::{
@@ -77,22 +81,51 @@ impl MemoryService {
         let lexical_side =
             self.records
                 .lexical_search(tenant_id, &analysis.terms, &filter, per_list);
-        let ((query_vector, vector_hits), lexical_hits) =
+        let ((query_vector, mut vector_hits), mut lexical_hits) =
             tokio::try_join!(vector_side, lexical_side)?;
+        let past_time = request.as_of.filter(|&at| at < now_millis());
+        let past = match past_time {
+            Some(at) => {
+                self.join_past_versions(
+                    tenant_id,
+                    &filter,
+                    at,
+                    &analysis,
+                    &query_vector,
+                    per_list,
+                    &mut vector_hits,
+                    &mut lexical_hits,
+                )
+                .await?
+            }
+            None => PastVersions::new(),
+        };
 
         let mut fused = retrieval::fuse(&vector_hits, &lexical_hits, config);
         retrieval::order(&mut fused);
         fused.truncate(config.rerank_depth.max(limit));
+        for candidate in &mut fused {
+            if let Some((_, cosine)) = past.get(&candidate.id) {
+                candidate.cosine = Some(*cosine);
+            }
+        }
         self.fill_cosines(tenant_id, &query_vector, &mut fused)
             .await?;
 
-        let ids: Vec<Uuid> = fused.iter().map(|c| c.id).collect();
+        let ids: Vec<Uuid> = fused
+            .iter()
+            .map(|c| c.id)
+            .filter(|id| !past.contains_key(id))
+            .collect();
         let mut records: HashMap<Uuid, MemoryRecord> = self
             .records
             .get_many(tenant_id, &ids)
             .await?
             .into_iter()
+            // As of a past time, only what had taken effect by then.
+            .filter(|r| past_time.is_none_or(|at| r.valid_from <= at))
             .map(|r| (r.id, r))
+            .chain(past.into_iter().map(|(id, (record, _))| (id, record)))
             .collect();
         let model = StaticModel::shared();
         let prepared = PreparedQuery::new(&analysis, &model);
@@ -120,7 +153,8 @@ impl MemoryService {
             })
             .collect();
         rank::order(&mut scored);
-        if config.neighbours > 0 {
+        // The neighbours step reads the turns as they are now; a past time leaves it out.
+        if config.neighbours > 0 && past_time.is_none() {
             let joined = self
                 .join_neighbours(tenant_id, &filter, &query_vector, &prepared, &mut scored)
                 .await?;

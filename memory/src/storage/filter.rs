@@ -7,7 +7,7 @@ use sqlx::{Database, Encode, QueryBuilder, Type};
 
 use crate::model::MemoryFilter;
 use crate::storage::rows::{RECORD_COLUMNS, RECORD_COLUMNS_NO_CONTENT};
-use crate::storage::{ListQuery, RecordChange};
+use crate::storage::{ListQuery, RecordChange, Selection};
 
 /// One page of a tenant's records, newest first, with one row more than the page (it tells
 /// whether another page follows; see [`crate::storage::rows::list_page`]).
@@ -98,6 +98,11 @@ where
             .push(", metadata = ")
             .push_bind(metadata.to_string());
     }
+    if let Some(next) = &change.new_version {
+        builder
+            .push(", version = version + 1, valid_from = ")
+            .push_bind(next.valid_from);
+    }
     builder.push(" WHERE seq = ").push_bind(seq);
     builder
 }
@@ -139,4 +144,90 @@ where
         builder.push_bind(tag.clone());
         builder.push(")");
     }
+}
+
+/// The ids of the records `selection` matches in `tenant_id`, oldest first, at most `limit`.
+pub(crate) fn select_statement<DB>(
+    tenant_id: &str,
+    selection: &Selection,
+    limit: usize,
+) -> QueryBuilder<DB>
+where
+    DB: Database,
+    DB::Arguments: Default,
+    for<'t> String: Encode<'t, DB> + Type<DB>,
+    for<'t> i64: Encode<'t, DB> + Type<DB>,
+    for<'t> &'static str: Encode<'t, DB> + Type<DB>,
+{
+    let mut builder = QueryBuilder::<DB>::new("SELECT m.id FROM memories m WHERE m.tenant_id = ");
+    builder.push_bind(tenant_id.to_string());
+    push_filter(&mut builder, &selection.filter);
+    if !selection.layers.is_empty() {
+        builder.push(" AND m.layer IN (");
+        let mut layers = builder.separated(", ");
+        for layer in &selection.layers {
+            layers.push_bind(layer.as_str());
+        }
+        builder.push(")");
+    }
+    if !selection.ids.is_empty() {
+        builder.push(" AND m.id IN (");
+        let mut ids = builder.separated(", ");
+        for id in &selection.ids {
+            ids.push_bind(id.to_string());
+        }
+        builder.push(")");
+    }
+    if let Some(before) = selection.updated_before {
+        builder.push(" AND m.updated_at < ").push_bind(before);
+    }
+    builder
+        .push(" ORDER BY m.seq LIMIT ")
+        .push_bind(limit as i64);
+    builder
+}
+
+/// `DELETE` of the records of `ids` in `tenant_id`, returning them without their content.
+/// `tenant_column` is how the backend names the tenant so that its planner keeps to the id
+/// index (SQLite: `+tenant_id`).
+pub(crate) fn delete_statement<DB>(
+    tenant_column: &str,
+    tenant_id: &str,
+    ids: &[uuid::Uuid],
+) -> QueryBuilder<DB>
+where
+    DB: Database,
+    DB::Arguments: Default,
+    for<'t> String: Encode<'t, DB> + Type<DB>,
+{
+    let mut builder =
+        QueryBuilder::<DB>::new(format!("DELETE FROM memories WHERE {tenant_column} = "));
+    builder.push_bind(tenant_id.to_string());
+    builder.push(" AND id IN (");
+    let mut list = builder.separated(", ");
+    for id in ids {
+        list.push_bind(id.to_string());
+    }
+    builder.push(format!(") RETURNING {RECORD_COLUMNS_NO_CONTENT}"));
+    builder
+}
+
+/// Records of `layer` in every tenant last changed before `before`, oldest first: (tenant, id).
+/// The one statement that crosses tenants: retention is the deployment's policy.
+pub(crate) fn expired_statement<DB>(
+    layer: crate::model::Layer,
+    before: i64,
+    limit: usize,
+) -> QueryBuilder<DB>
+where
+    DB: Database,
+    DB::Arguments: Default,
+    for<'t> i64: Encode<'t, DB> + Type<DB>,
+    for<'t> &'static str: Encode<'t, DB> + Type<DB>,
+{
+    let mut builder = QueryBuilder::<DB>::new("SELECT tenant_id, id FROM memories WHERE layer = ");
+    builder.push_bind(layer.as_str());
+    builder.push(" AND updated_at < ").push_bind(before);
+    builder.push(" ORDER BY seq LIMIT ").push_bind(limit as i64);
+    builder
 }

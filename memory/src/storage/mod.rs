@@ -16,6 +16,7 @@ pub mod lexical_index;
 pub mod postgres;
 mod rows;
 pub mod sqlite;
+mod versions;
 
 pub use database::{Columns, Database, Transaction};
 use uuid::Uuid;
@@ -48,6 +49,16 @@ pub struct RecordChange {
     pub tags: Option<Vec<String>>,
     pub metadata: Option<serde_json::Value>,
     pub updated_at: crate::model::Timestamp,
+    /// Keep the current version before changing it (a supersede); `None` rewrites in place.
+    pub new_version: Option<NewVersion>,
+}
+
+/// A supersede: the current version closes at `valid_from`, where the new one opens.
+#[derive(Debug, Clone, Copy)]
+pub struct NewVersion {
+    pub valid_from: crate::model::Timestamp,
+    /// How many closed versions the memory keeps; older ones are deleted.
+    pub keep: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -83,6 +94,20 @@ pub struct ListPage {
     pub items: Vec<MemoryRecord>,
     /// The position to pass as `before` for the next page, when there is one.
     pub next: Option<i64>,
+}
+
+/// Which records a forget or a purge deletes, beyond the tenant (always enforced). Every
+/// condition given must hold.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Selection {
+    /// Scopes and kinds (any of each) and tags (all of them); empty scopes mean every scope.
+    pub filter: MemoryFilter,
+    /// Every scope of these layers (retention: all sessions).
+    pub layers: Vec<crate::model::Layer>,
+    /// Only these records.
+    pub ids: Vec<Uuid>,
+    /// Only records last changed before this time (ms since the epoch).
+    pub updated_before: Option<crate::model::Timestamp>,
 }
 
 /// A lexical match.
@@ -167,8 +192,46 @@ pub trait RecordStore: Send + Sync {
         change: RecordChange,
     ) -> Result<UpdateOutcome>;
 
-    /// Deletes a record, its tags and its vector; returns what was deleted.
-    async fn delete(&self, tenant_id: &str, id: Uuid) -> Result<Option<MemoryRecord>>;
+    /// Deletes a record, its tags, its vector and its past versions; returns what was deleted.
+    async fn delete(&self, tenant_id: &str, id: Uuid) -> Result<Option<MemoryRecord>> {
+        Ok(self.delete_many(tenant_id, &[id]).await?.pop())
+    }
+
+    /// Deletes the records of `ids` that exist in `tenant_id` (with their tags, vectors and
+    /// past versions) in one transaction; returns what was deleted (content left out).
+    async fn delete_many(&self, tenant_id: &str, ids: &[Uuid]) -> Result<Vec<MemoryRecord>>;
+
+    /// Records of `layer` in every tenant last changed before `before`, oldest first, at most
+    /// `limit`: (tenant, id).
+    async fn expired(
+        &self,
+        layer: crate::model::Layer,
+        before: crate::model::Timestamp,
+        limit: usize,
+    ) -> Result<Vec<(String, Uuid)>>;
+
+    /// The ids of the records `selection` matches, oldest first, at most `limit`.
+    async fn select(
+        &self,
+        tenant_id: &str,
+        selection: &Selection,
+        limit: usize,
+    ) -> Result<Vec<Uuid>>;
+
+    /// The closed versions of record `id`, newest first, at most `limit` (each with its
+    /// `valid_to`).
+    async fn versions(&self, tenant_id: &str, id: Uuid, limit: usize) -> Result<Vec<MemoryRecord>>;
+
+    /// The closed versions in the filter's scopes and kinds that were valid at `at`, with
+    /// their vectors, the most recently closed first, at most `limit`. The filter's tags are
+    /// left to the caller (a version's tags are its own).
+    async fn versions_at(
+        &self,
+        tenant_id: &str,
+        filter: &MemoryFilter,
+        at: crate::model::Timestamp,
+        limit: usize,
+    ) -> Result<Vec<(MemoryRecord, Vec<f32>)>>;
 
     async fn list(&self, tenant_id: &str, query: &ListQuery) -> Result<ListPage>;
 

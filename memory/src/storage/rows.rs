@@ -10,11 +10,18 @@ use crate::storage::ListPage;
 
 /// The columns [`record`] decodes, in order, from `memories` (aliased `m` or not).
 pub(crate) const RECORD_COLUMNS: &str = "seq, id, tenant_id, layer, scope_id, kind, content, tags, \
-     metadata, content_hash, embedder_id, created_at, updated_at";
+     metadata, content_hash, embedder_id, created_at, updated_at, valid_from, version";
 
 /// [`RECORD_COLUMNS`] without the content, for metadata-only listings.
 pub(crate) const RECORD_COLUMNS_NO_CONTENT: &str = "seq, id, tenant_id, layer, scope_id, kind, \
-     CAST(NULL AS TEXT) AS content, tags, metadata, content_hash, embedder_id, created_at, updated_at";
+     CAST(NULL AS TEXT) AS content, tags, metadata, content_hash, embedder_id, created_at, updated_at, \
+     valid_from, version";
+
+/// The columns [`version`] decodes from `memory_versions`: [`RECORD_COLUMNS`]' shape (the
+/// version number in place of the position), then `valid_to` and the vector.
+pub(crate) const VERSION_COLUMNS: &str = "version, memory_id, tenant_id, layer, scope_id, kind, \
+     content, tags, metadata, content_hash, embedder_id, created_at, updated_at, valid_from, \
+     version, valid_to, vector";
 
 pub(crate) fn corrupt(what: &str, error: impl std::fmt::Display) -> MemoryError {
     MemoryError::storage("reading a memory row", anyhow::anyhow!("{what}: {error}"))
@@ -72,8 +79,32 @@ where
         embedder_id: column(row, 10)?,
         created_at: column(row, 11)?,
         updated_at: column(row, 12)?,
+        valid_from: column(row, 13)?,
+        valid_to: None,
+        version: version_number(column(row, 14)?)?,
     };
     Ok((seq, record))
+}
+
+pub(crate) fn version_number(stored: i64) -> Result<u32> {
+    u32::try_from(stored).map_err(|error| corrupt("version", error))
+}
+
+/// Decodes a row selected with [`VERSION_COLUMNS`]: a closed version and its vector.
+pub(crate) fn version<'r, R, DB>(row: &'r R) -> Result<(MemoryRecord, Vec<f32>)>
+where
+    R: Row<Database = DB>,
+    DB: Database,
+    usize: ColumnIndex<R>,
+    i64: Decode<'r, DB> + Type<DB>,
+    String: Decode<'r, DB> + Type<DB>,
+    Option<String>: Decode<'r, DB> + Type<DB>,
+    &'r [u8]: Decode<'r, DB> + Type<DB>,
+{
+    let (_, mut record) = record(row)?;
+    record.valid_to = Some(column(row, 15)?);
+    let vector = blob_to_vector(column::<R, &[u8]>(row, 16)?)?;
+    Ok((record, vector))
 }
 
 /// The page of a [`list_statement`](crate::storage::filter::list_statement) query: at most

@@ -34,6 +34,7 @@ async fn concurrent_adds_lose_nothing() {
                         limit: 5,
                         min_score: 0.0,
                         explain: false,
+                        as_of: None,
                     };
                     service.search(&who, request).await.unwrap();
                 }

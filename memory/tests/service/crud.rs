@@ -41,6 +41,7 @@ async fn add_get_search_delete_round_trip() {
                 limit: 5,
                 min_score: 0.0,
                 explain: false,
+                as_of: None,
             },
         )
         .await
@@ -211,6 +212,7 @@ async fn limits_are_enforced_with_errors_naming_field_and_limit() {
         limit,
         min_score: 0.0,
         explain: false,
+        as_of: None,
     };
     assert!(invalid(service.search(&who, request(6)).await).contains("1 to 5"));
     assert!(invalid(service.search(&who, request(0)).await).contains("`limit`"));
@@ -246,6 +248,7 @@ async fn a_layer_without_scope_is_refused() {
         limit: 3,
         min_score: 0.0,
         explain: false,
+        as_of: None,
     };
     assert!(matches!(
         service.search(&who, request.clone()).await,
@@ -321,6 +324,7 @@ async fn updates_change_content_vector_and_tags_and_refuse_duplicates() {
         limit: 1,
         min_score: 0.0,
         explain: false,
+        as_of: None,
     };
     let hits = service
         .search(&who, search("when do database migrations run"))
@@ -387,6 +391,7 @@ async fn reads_after_a_change_see_the_change() {
         limit: 5,
         min_score: 0.0,
         explain: false,
+        as_of: None,
     };
     assert_eq!(service.get(&who, record.id).await.unwrap(), record);
     let hits = service.search(&who, search.clone()).await.unwrap();
@@ -400,6 +405,8 @@ async fn reads_after_a_change_see_the_change() {
                 content: Some("The staging cluster runs on five nodes.".into()),
                 tags: Some(vec!["ops".into(), "staging".into()]),
                 metadata: Some(serde_json::json!({"checked": true})),
+                mode: None,
+                valid_from: None,
             },
         )
         .await
@@ -500,6 +507,7 @@ async fn secrets_are_redacted_before_storage_and_embedding() {
                 limit: 5,
                 min_score: 0.0,
                 explain: false,
+                as_of: None,
             },
         )
         .await

@@ -142,6 +142,7 @@ async fn a_different_embedder_re_embeds_every_record_when_configured() {
                 limit: 5,
                 min_score: 0.0,
                 explain: true,
+                as_of: None,
             },
         )
         .await

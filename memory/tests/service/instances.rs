@@ -18,6 +18,7 @@ fn search(text: &str) -> SearchRequest {
         limit: 5,
         min_score: 0.0,
         explain: false,
+        as_of: None,
     }
 }
 
@@ -72,6 +73,8 @@ async fn a_write_on_one_instance_is_searchable_on_the_other() {
             content: Some("Disk usage alerts page the on-call engineer at ninety percent.".into()),
             tags: None,
             metadata: None,
+            mode: None,
+            valid_from: None,
         },
     )
     .await
@@ -169,6 +172,8 @@ async fn concurrent_writes_keep_the_word_statistics_exact() {
                 content: Some(rewritten),
                 tags: None,
                 metadata: None,
+                mode: None,
+                valid_from: None,
             };
             service
                 .update(&who, added[0].record.id, patch)

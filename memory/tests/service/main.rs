@@ -4,8 +4,10 @@
 //! ([`aeterna_testkit::profile`]; `scripts/test` runs both).
 
 mod concurrency;
+mod conflicts;
 mod crud;
 mod embedder;
+mod forget;
 mod instances;
 mod listing;
 #[cfg(feature = "local-model")]
@@ -16,6 +18,7 @@ mod restart;
 mod search;
 mod tenancy;
 mod vector_store;
+mod versions;
 
 use std::path::Path;
 use std::sync::Arc;

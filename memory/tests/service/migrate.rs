@@ -24,6 +24,7 @@ fn search(query: &str) -> SearchRequest {
         limit: 5,
         min_score: 0.0,
         explain: false,
+        as_of: None,
     }
 }
 

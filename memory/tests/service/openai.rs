@@ -135,6 +135,7 @@ async fn the_memory_service_runs_on_a_remote_embeddings_server() {
         limit: 3,
         min_score: 0.0,
         explain: false,
+        as_of: None,
     };
     let hits = service.search(&alice(), request).await.unwrap();
     assert_eq!(hits[0].record.content.as_deref(), Some(texts[5]));

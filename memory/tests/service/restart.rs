@@ -16,6 +16,7 @@ fn search(text: &str) -> SearchRequest {
         limit: 3,
         min_score: 0.0,
         explain: false,
+        as_of: None,
     }
 }
 

@@ -54,6 +54,7 @@ fn query(text: &str, limit: usize) -> SearchRequest {
         limit,
         min_score: 0.0,
         explain: false,
+        as_of: None,
     }
 }
 

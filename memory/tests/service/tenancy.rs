@@ -66,6 +66,7 @@ async fn tenants_never_see_each_others_memories() {
         limit: 50,
         min_score: 0.0,
         explain: false,
+        as_of: None,
     };
     assert!(service.search(&b, search.clone()).await.unwrap().is_empty());
     assert_eq!(service.search(&a, search).await.unwrap().len(), ids.len());

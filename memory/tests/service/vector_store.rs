@@ -321,6 +321,7 @@ async fn qdrant_repairs_drift_from_the_record_store() {
                 limit: 1,
                 min_score: 0.0,
                 explain: false,
+                as_of: None,
             },
         )
         .await

@@ -10,6 +10,7 @@ pub mod ext;
 pub mod hooks;
 pub mod knowledge;
 pub mod migrate;
+pub mod purge;
 pub mod serve;
 
 /// Aeterna: an extension host and memory server for AI coding agents.
@@ -35,6 +36,8 @@ pub enum Command {
     Backup(backup::BackupArgs),
     /// Copy an embedded deployment (its data dir) into PostgreSQL; resumable.
     Migrate(migrate::MigrateArgs),
+    /// Forget everything one tenant owns (memories, vectors, versions, agents' records).
+    Purge(purge::PurgeArgs),
     /// Handle one coding-agent hook: the event's JSON on stdin, context for the model on stdout.
     Hook(hooks::HookArgs),
     /// Install or remove the hooks that give a coding agent memory (Claude Code).
@@ -83,6 +86,7 @@ pub fn main() -> ExitCode {
             Command::Bridge(args) => bridge::run(args).await,
             Command::Backup(args) => backup::run(args).await,
             Command::Migrate(args) => migrate::run(args).await,
+            Command::Purge(args) => purge::run(args).await,
             Command::Hook(_) | Command::Hooks(_) | Command::Knowledge(_) => {
                 unreachable!("handled before the runtime")
             }

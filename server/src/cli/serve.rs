@@ -110,6 +110,12 @@ pub async fn run_mcp(args: McpArgs) -> anyhow::Result<ExitCode> {
             cancel.cancel();
         }
     }
+    state
+        .ingest
+        .shutdown(std::time::Duration::from_secs(
+            state.config.http.shutdown_grace_secs,
+        ))
+        .await;
     state.knowledge.shutdown().await;
     state.meta.shutdown().await;
     state.notes.shutdown().await;

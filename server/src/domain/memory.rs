@@ -1,9 +1,11 @@
 //! The memory operations behind the `memory_*` MCP tools: argument types (with the JSON
 //! schemas agents see) and plain async functions over [`MemoryService`].
 
+use aeterna_context::ContextArchitect;
 use aeterna_memory::{
-    AddOutcome, Layer, ListRequest, MemoryError, MemoryPatch, MemoryRecord, MemoryService,
-    NewMemory, Page, SearchHit, SearchRequest,
+    AddOutcome, Conflict, ForgetOutcome, ForgetRequest, Layer, ListRequest, MemoryError,
+    MemoryHistory, MemoryPatch, MemoryRecord, MemoryService, NewMemory, Page, SearchHit,
+    SearchRequest, Timestamp, UpdateMode,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -33,8 +35,27 @@ pub struct AddArgs {
     /// Any JSON object to keep alongside the content.
     #[serde(default)]
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The id of a memory this fact replaces (one an earlier `memory_add` listed in
+    /// `conflicts`): instead of a new memory, that one gets this content as its new version,
+    /// its history kept (`memory_history`).
+    #[serde(default)]
+    pub supersedes: Option<String>,
     #[serde(flatten)]
     pub identity: IdentityFields,
+}
+
+/// The result of `memory_add`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Added {
+    #[serde(flatten)]
+    pub outcome: AddOutcome,
+    /// The memory whose new version this is, when `supersedes` was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded: Option<Uuid>,
+    /// Memories of the same scope this one probably contradicts or repeats, most likely first.
+    /// Nothing was changed: when one is outdated, supersede it (`memory_add` again with
+    /// `supersedes`, or `memory_update` on it) or forget it.
+    pub conflicts: Vec<Conflict>,
 }
 
 /// Arguments of the tools that address one memory by id.
@@ -71,8 +92,54 @@ pub struct SearchArgs {
     /// ranks.
     #[serde(default)]
     pub explain: bool,
+    /// Answer as memory stood at this time: each memory as it was then (superseded facts in
+    /// their old version), later memories absent. An RFC 3339 time (`2026-05-01T09:00:00Z`),
+    /// a date (`2026-05-01`, its start in UTC) or milliseconds since the epoch; now when left
+    /// out.
+    #[serde(default)]
+    pub as_of: Option<TimeArg>,
     #[serde(flatten)]
     pub identity: IdentityFields,
+}
+
+/// A point in time as a tool argument: RFC 3339, a date, or milliseconds since the epoch.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum TimeArg {
+    /// Milliseconds since the Unix epoch (UTC).
+    Millis(i64),
+    /// `2026-05-01T09:00:00Z` (RFC 3339) or `2026-05-01` (the start of that day, UTC).
+    Text(String),
+}
+
+impl TimeArg {
+    /// The time in milliseconds since the epoch; `field` names the argument in the error.
+    pub fn millis(&self, field: &str) -> Result<Timestamp, MemoryError> {
+        match self {
+            TimeArg::Millis(ms) if *ms >= 0 => Ok(*ms),
+            TimeArg::Millis(ms) => Err(MemoryError::invalid(format!(
+                "`{field}` is {ms}; a time is milliseconds since 1970-01-01 (not negative), an \
+                 RFC 3339 time or a date"
+            ))),
+            TimeArg::Text(text) => {
+                let text = text.trim();
+                if let Ok(time) = chrono::DateTime::parse_from_rfc3339(text) {
+                    return Ok(time.timestamp_millis());
+                }
+                if let Ok(day) = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+                    return Ok(day
+                        .and_hms_opt(0, 0, 0)
+                        .expect("midnight exists")
+                        .and_utc()
+                        .timestamp_millis());
+                }
+                Err(MemoryError::invalid(format!(
+                    "`{field}` is {text:?}; write a time as RFC 3339 (`2026-05-01T09:00:00Z`), \
+                     a date (`2026-05-01`) or milliseconds since the epoch"
+                )))
+            }
+        }
+    }
 }
 
 /// Arguments of `memory_list`.
@@ -112,6 +179,40 @@ pub struct UpdateArgs {
     /// New metadata, replacing the old object.
     #[serde(default)]
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
+    /// `supersede`: the fact changed — the old version is kept (`memory_history`, searches
+    /// `as_of` an earlier time) and a new one opens. `fix`: it was wrong as written (a typo) —
+    /// rewritten in place, no history. Default: `supersede` for memories whose content or
+    /// metadata change, `fix` for the agents' notes, lessons and knowledge and for tag changes.
+    #[serde(default)]
+    pub mode: Option<UpdateMode>,
+    /// When a superseding change took effect ("she moved last week"): after the current
+    /// version's `valid_from` and not in the future; now when left out. Same forms as
+    /// `memory_search`'s `as_of`.
+    #[serde(default)]
+    pub valid_from: Option<TimeArg>,
+    #[serde(flatten)]
+    pub identity: IdentityFields,
+}
+
+/// Arguments of `memory_forget`. Every condition given must hold; name at least one.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ForgetArgs {
+    /// Only these layers (in your scopes); every layer you can see when left out.
+    #[serde(default)]
+    #[schemars(schema_with = "layer_list_schema")]
+    pub layers: Option<Vec<String>>,
+    /// Only memories carrying every one of these tags.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Only these memories (at most 100 ids).
+    #[serde(default)]
+    pub ids: Vec<String>,
+    /// Only memories last changed before this time (same forms as `memory_search`'s `as_of`).
+    #[serde(default)]
+    pub updated_before: Option<TimeArg>,
+    /// Count and list what would be forgotten, and forget nothing. Use it first.
+    #[serde(default)]
+    pub dry_run: bool,
     #[serde(flatten)]
     pub identity: IdentityFields,
 }
@@ -137,10 +238,42 @@ pub async fn add(
     memory: &MemoryService,
     caller: &Principal,
     args: AddArgs,
-) -> Result<AddOutcome, MemoryError> {
+) -> Result<Added, MemoryError> {
     let who = &caller.identity(&args.identity)?;
     let layer = parse_layer("layer", &args.layer)?;
-    memory
+    if let Some(old) = &args.supersedes {
+        let id = parse_id(old).map_err(|_| {
+            MemoryError::invalid(format!(
+                "`supersedes` is `{old}`, not a memory id; pass the `id` of a conflict"
+            ))
+        })?;
+        let existing = memory.get(who, id).await?;
+        if existing.layer != layer {
+            return Err(MemoryError::invalid(format!(
+                "`supersedes` names a memory of layer `{}`, this one is for `{}`: a memory is \
+                 superseded in its own layer",
+                existing.layer.as_str(),
+                layer.as_str()
+            )));
+        }
+        let patch = MemoryPatch {
+            content: Some(args.content),
+            tags: (!args.tags.is_empty()).then_some(args.tags),
+            metadata: args.metadata.map(serde_json::Value::Object),
+            mode: Some(UpdateMode::Supersede),
+            valid_from: None,
+        };
+        let record = memory.update(who, id, patch).await?;
+        return Ok(Added {
+            outcome: AddOutcome {
+                record,
+                deduplicated: false,
+            },
+            superseded: Some(id),
+            conflicts: Vec::new(),
+        });
+    }
+    let outcome = memory
         .add(
             who,
             NewMemory {
@@ -151,7 +284,17 @@ pub async fn add(
                 kind: None,
             },
         )
-        .await
+        .await?;
+    let conflicts = if outcome.deduplicated {
+        Vec::new()
+    } else {
+        memory.conflicts(who, &outcome.record).await?
+    };
+    Ok(Added {
+        outcome,
+        superseded: None,
+        conflicts,
+    })
 }
 
 pub async fn get(
@@ -191,6 +334,7 @@ pub async fn search(
                 limit: args.limit.unwrap_or(DEFAULT_SEARCH_LIMIT),
                 min_score,
                 explain: args.explain,
+                as_of: args.as_of.map(|at| at.millis("as_of")).transpose()?,
             },
         )
         .await?;
@@ -234,8 +378,73 @@ pub async fn update(
         content: args.content,
         tags: args.tags,
         metadata: args.metadata.map(serde_json::Value::Object),
+        mode: args.mode,
+        valid_from: args
+            .valid_from
+            .map(|at| at.millis("valid_from"))
+            .transpose()?,
     };
     memory.update(who, id, patch).await
+}
+
+/// Forgets what `args` select: the memories, their vectors and versions, and the stored
+/// summaries of their scopes (made from them).
+pub async fn forget(
+    memory: &MemoryService,
+    context: &ContextArchitect,
+    caller: &Principal,
+    args: ForgetArgs,
+) -> Result<ForgetOutcome, MemoryError> {
+    let who = &caller.identity(&args.identity)?;
+    let request = ForgetRequest {
+        layers: parse_layers(args.layers)?,
+        tags: args.tags,
+        kinds: Vec::new(),
+        ids: args
+            .ids
+            .iter()
+            .map(|id| parse_id(id))
+            .collect::<Result<_, _>>()?,
+        updated_before: args
+            .updated_before
+            .map(|at| at.millis("updated_before"))
+            .transpose()?,
+        dry_run: args.dry_run,
+    };
+    let outcome = memory.forget(who, request).await?;
+    context
+        .forget_summaries(&who.tenant_id, &outcome.scopes)
+        .await
+        .map_err(|error| MemoryError::storage("forgetting the summaries made from them", error))?;
+    Ok(outcome)
+}
+
+/// One retention pass: forgets expired memories and the summaries made from them.
+pub async fn expire(
+    memory: &MemoryService,
+    context: &ContextArchitect,
+) -> Result<usize, MemoryError> {
+    let mut total = 0;
+    for expired in memory.expire().await? {
+        context
+            .forget_summaries(&expired.tenant_id, &expired.scopes)
+            .await
+            .map_err(|error| {
+                MemoryError::storage("forgetting the summaries of expired memories", error)
+            })?;
+        total += expired.forgotten;
+    }
+    Ok(total)
+}
+
+/// Every version of one memory, the current one first.
+pub async fn history(
+    memory: &MemoryService,
+    caller: &Principal,
+    args: IdArgs,
+) -> Result<MemoryHistory, MemoryError> {
+    let who = &caller.identity(&args.identity)?;
+    memory.history(who, parse_id(&args.id)?).await
 }
 
 pub async fn delete(

@@ -85,6 +85,11 @@ async fn read(body: Body, limits: BodyLimits) -> Result<Bytes, BodyError> {
     }
 }
 
+/// The whole body within `limits`, or `None` when it is too large, too slow or broken.
+pub(super) async fn read_bounded(body: Body, limits: BodyLimits) -> Option<Bytes> {
+    read(body, limits).await.ok()
+}
+
 fn too_large(path: &str, limits: BodyLimits) -> Response {
     reject(
         path,

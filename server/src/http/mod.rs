@@ -45,6 +45,10 @@ pub fn router(
     let data = Router::new()
         .merge(mcp::routes(&state, mcp_shutdown))
         .route("/v1/ingest-context", post(rest::ingest_context))
+        .route(
+            "/v1/ingest-context/{ingestion_id}",
+            get(rest::ingestion_status),
+        )
         .route("/v1/retrieve-context", post(rest::retrieve_context))
         .route_layer(middleware::from_fn_with_state(
             limits,

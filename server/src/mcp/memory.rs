@@ -1,6 +1,6 @@
 //! The `memory_*` tools: layered memory for any MCP client.
 
-use aeterna_memory::{AddOutcome, MemoryRecord, Page};
+use aeterna_memory::{ForgetOutcome, MemoryHistory, MemoryRecord, Page};
 use rmcp::handler::server::common::schema_for_output;
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
@@ -8,17 +8,19 @@ use rmcp::{tool, tool_router};
 use super::params::Parameters;
 use super::{AeternaMcp, Caller, respond};
 use crate::domain::memory::{
-    self, AddArgs, Deleted, IdArgs, ListArgs, SearchArgs, SearchResult, UpdateArgs,
+    self, AddArgs, Added, Deleted, ForgetArgs, IdArgs, ListArgs, SearchArgs, SearchResult,
+    UpdateArgs,
 };
 
 #[tool_router(router = memory_router, vis = "pub(crate)")]
 impl AeternaMcp {
     /// Store a memory (a fact, decision, convention or lesson) in one layer. Returns the stored
     /// record with its id; identical content in the same scope is stored once and reported as
-    /// `deduplicated`.
+    /// `deduplicated`. `conflicts` lists memories of the same scope it probably contradicts or
+    /// repeats; nothing is changed for them: pass `supersedes` to replace one.
     #[tool(
         name = "memory_add",
-        output_schema = schema_for_output::<AddOutcome>(),
+        output_schema = schema_for_output::<Added>(),
         annotations(
             title = "Remember",
             read_only_hint = false,
@@ -103,8 +105,10 @@ impl AeternaMcp {
         )
     }
 
-    /// Change a memory's content, tags or metadata (each replaces the old value). Changing
-    /// the content re-embeds the memory.
+    /// Change a memory's content, tags or metadata (each replaces the old value). A changed
+    /// fact is superseded by default: the old version stays readable (`memory_history`,
+    /// `memory_search` with `as_of`) and searches now see the new one; `mode: "fix"` corrects
+    /// a typo in place without history. Changing the content re-embeds the memory.
     #[tool(
         name = "memory_update",
         output_schema = schema_for_output::<MemoryRecord>(),
@@ -125,6 +129,28 @@ impl AeternaMcp {
         // Other instances' cached contexts must not outlive the write the caller saw succeed.
         self.state.context.writes_published().await;
         respond("memory_update", result)
+    }
+
+    /// Every version of one memory: the current one first, then each superseded version,
+    /// newest first, with `valid_from` and `valid_to` (when it stopped being true).
+    #[tool(
+        name = "memory_history",
+        output_schema = schema_for_output::<MemoryHistory>(),
+        annotations(
+            title = "A memory's history",
+            read_only_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn memory_history(
+        &self,
+        Caller(caller): Caller,
+        Parameters(args): Parameters<IdArgs>,
+    ) -> CallToolResult {
+        respond(
+            "memory_history",
+            memory::history(&self.state.memory, &caller, args).await,
+        )
     }
 
     /// Delete a memory and its vector for good. An unknown id (or one of another tenant) is an
@@ -149,5 +175,31 @@ impl AeternaMcp {
         // Other instances' cached contexts must not outlive the write the caller saw succeed.
         self.state.context.writes_published().await;
         respond("memory_delete", result)
+    }
+
+    /// Forget memories by filter — layers, tags, ids, `updated_before` — for good: their
+    /// vectors, past versions and the summaries made from them go too, and an audit row
+    /// records who forgot which ids (never the content). `dry_run: true` counts and lists
+    /// what would go; at most 10 000 per call (`more` says when to call again).
+    #[tool(
+        name = "memory_forget",
+        output_schema = schema_for_output::<ForgetOutcome>(),
+        annotations(
+            title = "Forget memories",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn memory_forget(
+        &self,
+        Caller(caller): Caller,
+        Parameters(args): Parameters<ForgetArgs>,
+    ) -> CallToolResult {
+        let result = memory::forget(&self.state.memory, &self.state.context, &caller, args).await;
+        // Other instances' cached contexts must not outlive the write the caller saw succeed.
+        self.state.context.writes_published().await;
+        respond("memory_forget", result)
     }
 }

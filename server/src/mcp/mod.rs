@@ -51,12 +51,15 @@ Aeterna is a long-term memory for coding agents. Memories live in layers, from n
 agent, user, session, project, team, org and company. Each layer is scoped by an id you pass \
 (agent_id, user_id, session_id, project_id, team_id, org_id) or that your token configures; \
 company needs none.
-- memory_add stores a fact, decision or lesson in one layer (identical content is stored once).
+- memory_add stores a fact, decision or lesson in one layer (identical content is stored once). Its answer lists `conflicts`: memories of the same scope the new one probably contradicts or repeats, with a reason; nothing is changed for them. When the new fact replaces one, add it with supersedes=<that id> (the old memory gets it as a new version) instead of keeping both.
 - memory_search finds memories by meaning and keywords across the layers you can see; use it \
 before starting work and when stuck.
 - memory_get reads one memory by id; memory_list pages through memories, newest first \
 (metadata_only=true for a cheap overview).
-- memory_update changes content, tags or metadata; memory_delete removes a memory for good.
+- memory_update changes content, tags or metadata: a changed fact is superseded (the old \
+version stays in memory_history and in memory_search with as_of, a past time), mode=fix \
+corrects a typo in place. memory_delete removes one memory for good; memory_forget removes \
+memories by filter (dry_run=true first to see what would go).
 - context_assemble gives the most relevant memories of every layer, deduplicated and within a \
 token budget, as Markdown: call it at the start of a task. summary_get reads a layer's summary \
 (sentence, paragraph or detailed); summary_refresh regenerates summaries now.

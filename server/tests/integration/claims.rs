@@ -54,7 +54,8 @@ fn acme(config: &mut Config) {
 fn probe_args(tool: &str) -> Option<Value> {
     Some(match tool {
         "memory_add" => json!({ "content": "a forged write", "layer": "team" }),
-        "memory_get" | "memory_delete" => json!({ "id": UNKNOWN_ID }),
+        "memory_get" | "memory_delete" | "memory_history" => json!({ "id": UNKNOWN_ID }),
+        "memory_forget" => json!({ "layers": ["team"], "dry_run": true }),
         "memory_update" => json!({ "id": UNKNOWN_ID, "content": "rewritten" }),
         "memory_search" | "context_assemble" => json!({ "query": "deploy window" }),
         "memory_list" | "summary_refresh" | "note_distill" | "note_list" => json!({}),
@@ -190,10 +191,20 @@ async fn memories_loops_and_summaries_of_other_teams_are_out_of_reach() {
             "memory_update",
             json!({ "id": id, "content": "overwritten by ann" }),
         ),
+        ("memory_history", json!({ "id": id })),
         ("memory_delete", json!({ "id": id })),
     ] {
         let message = call_err(&ann, tool, args).await;
         assert!(message.contains("no memory with id"), "{tool}: {message}");
+    }
+    // Forgetting by id or by layer does not reach another team's memory.
+    for args in [json!({ "ids": [id] }), json!({ "layers": ["team"] })] {
+        let forgot = call_ok(&ann, "memory_forget", args).await;
+        assert_eq!(
+            (&forgot["matched"], &forgot["forgotten"]),
+            (&json!(0), &json!(0)),
+            "{forgot}"
+        );
     }
     let unchanged = call_ok(&bob, "memory_get", json!({ "id": id })).await;
     assert_eq!(

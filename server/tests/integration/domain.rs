@@ -66,7 +66,8 @@ async fn add_search_get_update_list_delete() {
         add_args("Use sqlx migrations for schema changes", "project"),
     )
     .await
-    .expect("add");
+    .expect("add")
+    .outcome;
     assert!(!added.deduplicated);
     assert_eq!(added.record.tenant_id, "alpha");
     assert_eq!(added.record.scope_id, "p1");
@@ -79,6 +80,7 @@ async fn add_search_get_update_list_delete() {
     )
     .await
     .expect("add duplicate");
+    let again = again.outcome;
     assert!(again.deduplicated);
     assert_eq!(again.record.id, id);
 
@@ -138,6 +140,7 @@ async fn another_tenant_sees_nothing() {
     )
     .await
     .expect("add")
+    .outcome
     .record
     .id;
 

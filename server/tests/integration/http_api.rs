@@ -50,7 +50,9 @@ async fn tools_are_listed_with_schemas_and_annotations() {
             "knowledge_search",
             "memory_add",
             "memory_delete",
+            "memory_forget",
             "memory_get",
+            "memory_history",
             "memory_list",
             "memory_search",
             "memory_update",
@@ -114,7 +116,9 @@ async fn tools_are_listed_with_schemas_and_annotations() {
     };
     assert_eq!(
         properties("memory_add"),
-        ["deduplicated", "record"].map(String::from).into()
+        ["conflicts", "deduplicated", "record", "superseded"]
+            .map(String::from)
+            .into()
     );
     assert!(
         properties("note_get").is_superset(&["id", "markdown", "title"].map(String::from).into())

@@ -271,6 +271,7 @@ async fn resolutions_become_searchable_hindsight_notes() {
                 limit: 5,
                 min_score: 0.0,
                 explain: false,
+                as_of: None,
             },
         )
         .await

@@ -73,6 +73,7 @@ async fn a_realistic_trajectory_becomes_a_project_note() {
                 limit: 5,
                 min_score: 0.0,
                 explain: false,
+                as_of: None,
             },
         )
         .await

@@ -9,14 +9,18 @@ use uuid::Uuid;
 use super::{PgDatabase, PostgresConfig};
 use crate::error::{MemoryError, Result};
 use crate::model::{MemoryFilter, MemoryRecord, Scope, now_millis};
-use crate::storage::filter::{adjacent_statement, list_statement, push_filter, update_statement};
+use crate::storage::filter::{
+    adjacent_statement, delete_statement, expired_statement, list_statement, push_filter,
+    select_statement, update_statement,
+};
 use crate::storage::rows::{
     self as rows, RECORD_COLUMNS, blob_to_vector, conflict_without_duplicate, list_page, parse_id,
     parse_layer, parse_tags, record, vector_to_blob,
 };
+use crate::storage::versions;
 use crate::storage::{
     Adjacent, ChangedRecord, Inserted, LexicalHit, ListPage, ListQuery, NewRecord, RecordChange,
-    RecordCounts, RecordStore, StaleRecord, StoredVector, UpdateOutcome, bm25,
+    RecordCounts, RecordStore, Selection, StaleRecord, StoredVector, UpdateOutcome, bm25,
 };
 use crate::vector::VectorEntry;
 
@@ -292,10 +296,10 @@ impl RecordStore for PgRecordStore {
         let mut tx = self.begin_write().await?;
         let rows = sqlx::query(
             "INSERT INTO memories (id, tenant_id, layer, scope_id, kind, content, tags, metadata, \
-             content_hash, embedder_id, created_at, updated_at) \
+             content_hash, embedder_id, created_at, updated_at, valid_from, version) \
              SELECT * FROM unnest($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::TEXT[], \
                  $6::TEXT[], $7::TEXT[], $8::TEXT[], $9::TEXT[], $10::TEXT[], $11::BIGINT[], \
-                 $12::BIGINT[]) \
+                 $12::BIGINT[], $13::BIGINT[], $14::BIGINT[]) \
              ON CONFLICT (tenant_id, layer, scope_id, content_hash) DO NOTHING RETURNING id, seq",
         )
         .bind(column(|record| record.id.to_string()))
@@ -312,6 +316,8 @@ impl RecordStore for PgRecordStore {
         .bind(column(|record| record.embedder_id.clone()))
         .bind(timestamps(|record| record.created_at))
         .bind(timestamps(|record| record.updated_at))
+        .bind(timestamps(|record| record.valid_from))
+        .bind(timestamps(|record| i64::from(record.version)))
         .fetch_all(&mut *tx)
         .await
         .map_err(failed("inserting memories"))?;
@@ -458,6 +464,13 @@ impl RecordStore for PgRecordStore {
                 existing: existing.id,
             });
         }
+        if let Some(next) = &change.new_version {
+            versions::close_statement::<Postgres>(seq, next.valid_from)
+                .build()
+                .execute(&mut *tx)
+                .await
+                .map_err(failed("keeping a memory's version"))?;
+        }
         update_statement::<Postgres>(&change, seq)
             .build()
             .execute(&mut *tx)
@@ -475,31 +488,101 @@ impl RecordStore for PgRecordStore {
                 .map_err(failed("updating a vector"))?;
         }
         let updated = Self::record_by_seq(&mut tx, seq).await?;
+        if let Some(next) = &change.new_version {
+            let below = i64::from(updated.version) - next.keep as i64;
+            versions::prune_statement::<Postgres>(tenant_id, id, below)
+                .build()
+                .execute(&mut *tx)
+                .await
+                .map_err(failed("pruning a memory's versions"))?;
+        }
         self.log_changes(&mut tx, &[&updated]).await?;
         tx.commit().await.map_err(failed("committing an update"))?;
         Ok(UpdateOutcome::Updated(Box::new(updated)))
     }
 
-    async fn delete(&self, tenant_id: &str, id: Uuid) -> Result<Option<MemoryRecord>> {
-        let sql = format!(
-            "DELETE FROM memories WHERE id = $1 AND tenant_id = $2 RETURNING {RECORD_COLUMNS}"
-        );
+    async fn delete_many(&self, tenant_id: &str, ids: &[Uuid]) -> Result<Vec<MemoryRecord>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut tx = self.begin_write().await?;
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(id.to_string())
-            .bind(tenant_id)
-            .fetch_optional(&mut *tx)
+        let rows = delete_statement::<Postgres>("tenant_id", tenant_id, ids)
+            .build()
+            .fetch_all(&mut *tx)
             .await
-            .map_err(failed("deleting a memory"))?;
-        let deleted = row
-            .map(|row| record(&row))
-            .transpose()?
-            .map(|(_, record)| record);
-        if let Some(record) = &deleted {
-            self.log_changes(&mut tx, &[record]).await?;
+            .map_err(failed("deleting memories"))?;
+        let deleted = rows
+            .iter()
+            .map(|row| record(row).map(|(_, record)| record))
+            .collect::<Result<Vec<_>>>()?;
+        if !deleted.is_empty() {
+            let gone: Vec<Uuid> = deleted.iter().map(|record| record.id).collect();
+            versions::forget_many_statement::<Postgres>(tenant_id, &gone)
+                .build()
+                .execute(&mut *tx)
+                .await
+                .map_err(failed("deleting memories' versions"))?;
+            let logged: Vec<&MemoryRecord> = deleted.iter().collect();
+            self.log_changes(&mut tx, &logged).await?;
         }
         tx.commit().await.map_err(failed("committing a delete"))?;
         Ok(deleted)
+    }
+
+    async fn expired(
+        &self,
+        layer: crate::model::Layer,
+        before: crate::model::Timestamp,
+        limit: usize,
+    ) -> Result<Vec<(String, Uuid)>> {
+        let rows: Vec<(String, String)> = expired_statement::<Postgres>(layer, before, limit)
+            .build_query_as()
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(failed("selecting expired memories"))?;
+        rows.into_iter()
+            .map(|(tenant_id, id)| Ok((tenant_id, parse_id(&id)?)))
+            .collect()
+    }
+
+    async fn select(
+        &self,
+        tenant_id: &str,
+        selection: &Selection,
+        limit: usize,
+    ) -> Result<Vec<Uuid>> {
+        let ids: Vec<String> = select_statement::<Postgres>(tenant_id, selection, limit)
+            .build_query_scalar()
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(failed("selecting memories"))?;
+        ids.iter().map(|id| parse_id(id)).collect()
+    }
+
+    async fn versions(&self, tenant_id: &str, id: Uuid, limit: usize) -> Result<Vec<MemoryRecord>> {
+        let rows = versions::history_statement::<Postgres>(tenant_id, id, limit)
+            .build()
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(failed("reading a memory's versions"))?;
+        rows.iter()
+            .map(|row| rows::version(row).map(|(record, _)| record))
+            .collect()
+    }
+
+    async fn versions_at(
+        &self,
+        tenant_id: &str,
+        filter: &MemoryFilter,
+        at: crate::model::Timestamp,
+        limit: usize,
+    ) -> Result<Vec<(MemoryRecord, Vec<f32>)>> {
+        let rows = versions::valid_at_statement::<Postgres>(tenant_id, filter, at, limit)
+            .build()
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(failed("reading past versions"))?;
+        rows.iter().map(rows::version).collect()
     }
 
     async fn list(&self, tenant_id: &str, query: &ListQuery) -> Result<ListPage> {

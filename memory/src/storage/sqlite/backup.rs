@@ -185,8 +185,8 @@ mod tests {
             .map(|m| m.version)
             .max()
             .expect("migrations");
-        assert_eq!(newest, 500, "update this test for the newest migration");
-        sqlx::query("DROP TABLE llm_token_usage")
+        assert_eq!(newest, 600, "update this test for the newest migration");
+        sqlx::query("DROP TABLE ingest_jobs")
             .execute(&db.pool)
             .await
             .unwrap();
@@ -246,15 +246,8 @@ mod tests {
         // The copy is the database as it was before the migration; the live one is migrated.
         let copied = tables(&copies[0]).await;
         assert!(copied.contains(&"memories".to_owned()), "{copied:?}");
-        assert!(
-            !copied.contains(&"llm_token_usage".to_owned()),
-            "{copied:?}"
-        );
-        assert!(
-            tables(db.path())
-                .await
-                .contains(&"llm_token_usage".to_owned())
-        );
+        assert!(!copied.contains(&"ingest_jobs".to_owned()), "{copied:?}");
+        assert!(tables(db.path()).await.contains(&"ingest_jobs".to_owned()));
 
         // Opening with nothing pending makes no copy.
         drop(db);

@@ -3,7 +3,9 @@
 
 use crate::error::Result;
 use crate::model::MemoryRecord;
-use crate::storage::rows::{RECORD_COLUMNS, corrupt, parse_id, parse_layer, parse_tags};
+use crate::storage::rows::{
+    RECORD_COLUMNS, corrupt, parse_id, parse_layer, parse_tags, version_number,
+};
 
 /// One row holding every selected record as a JSON array of [`RECORD_COLUMNS`] arrays.
 pub(super) fn records_as_json() -> String {
@@ -22,6 +24,8 @@ type JsonRecord = (
     String,
     String,
     String,
+    i64,
+    i64,
     i64,
     i64,
 );
@@ -46,6 +50,8 @@ pub(super) fn records_from_json(text: &str) -> Result<Vec<MemoryRecord>> {
                 embedder_id,
                 created_at,
                 updated_at,
+                valid_from,
+                version,
             )| {
                 Ok(MemoryRecord {
                     id: parse_id(&id)?,
@@ -61,6 +67,9 @@ pub(super) fn records_from_json(text: &str) -> Result<Vec<MemoryRecord>> {
                     embedder_id,
                     created_at,
                     updated_at,
+                    valid_from,
+                    valid_to: None,
+                    version: version_number(version)?,
                 })
             },
         )

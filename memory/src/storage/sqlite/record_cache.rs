@@ -225,6 +225,9 @@ mod tests {
             embedder_id: "hash-v1-384".into(),
             created_at: 1,
             updated_at: 1,
+            valid_from: 1,
+            valid_to: None,
+            version: 1,
         }
     }
 

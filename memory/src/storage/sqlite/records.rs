@@ -9,15 +9,19 @@ use super::stored_contents::StoredContents;
 use super::{SqliteConfig, SqliteDatabase};
 use crate::error::{MemoryError, Result};
 use crate::model::{MemoryFilter, MemoryRecord, Scope};
-use crate::storage::filter::{adjacent_statement, list_statement, update_statement};
+use crate::storage::filter::{
+    adjacent_statement, delete_statement, expired_statement, list_statement, select_statement,
+    update_statement,
+};
 use crate::storage::lexical_index::{IndexedText, LexicalIndex};
 use crate::storage::rows::{
     self as rows, RECORD_COLUMNS, blob_to_vector, conflict_without_duplicate, list_page, parse_id,
     parse_layer, parse_tags, record, vector_to_blob,
 };
+use crate::storage::versions;
 use crate::storage::{
     Adjacent, Inserted, LexicalHit, ListPage, ListQuery, NewRecord, RecordChange, RecordCounts,
-    RecordStore, StaleRecord, StoredVector, UpdateOutcome,
+    RecordStore, Selection, StaleRecord, StoredVector, UpdateOutcome,
 };
 use crate::vector::VectorEntry;
 
@@ -141,8 +145,8 @@ impl SqliteRecordStore {
 /// select the row just inserted by its id, so after a duplicate (`DO NOTHING`) they insert
 /// nothing and no `seq` comes back. Binds: the 12 columns, id, vector, id.
 const INSERT_MEMORY: &str = "INSERT INTO memories (id, tenant_id, layer, scope_id, kind, content, \
-     tags, metadata, content_hash, embedder_id, created_at, updated_at) \
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+     tags, metadata, content_hash, embedder_id, created_at, updated_at, valid_from, version) \
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
      ON CONFLICT (tenant_id, layer, scope_id, content_hash) DO NOTHING; \
      INSERT OR IGNORE INTO memory_tags (memory_seq, tenant_id, tag) \
      SELECT seq, tenant_id, tags.value FROM memories, json_each(memories.tags) AS tags \
@@ -201,6 +205,8 @@ impl RecordStore for SqliteRecordStore {
                 .bind(&record.embedder_id)
                 .bind(record.created_at)
                 .bind(record.updated_at)
+                .bind(record.valid_from)
+                .bind(i64::from(record.version))
                 .bind(&id)
                 .bind(vector_to_blob(&vector))
                 .bind(&id)
@@ -327,6 +333,13 @@ impl RecordStore for SqliteRecordStore {
                 existing: existing.id,
             });
         }
+        if let Some(next) = &change.new_version {
+            versions::close_statement::<Sqlite>(seq, next.valid_from)
+                .build()
+                .execute(&mut *tx)
+                .await
+                .map_err(failed("keeping a memory's version"))?;
+        }
         update_statement::<Sqlite>(&change, seq)
             .build()
             .execute(&mut *tx)
@@ -350,6 +363,14 @@ impl RecordStore for SqliteRecordStore {
                 .map_err(failed("updating a vector"))?;
         }
         let updated = Self::record_by_seq(&mut tx, seq).await?;
+        if let Some(next) = &change.new_version {
+            let below = i64::from(updated.version) - next.keep as i64;
+            versions::prune_statement::<Sqlite>(tenant_id, id, below)
+                .build()
+                .execute(&mut *tx)
+                .await
+                .map_err(failed("pruning a memory's versions"))?;
+        }
         // Forgotten whatever the commit's outcome: a failed commit may still have written.
         let committed = tx.commit().await;
         self.cache.invalidate([id]);
@@ -363,38 +384,102 @@ impl RecordStore for SqliteRecordStore {
         Ok(UpdateOutcome::Updated(Box::new(updated)))
     }
 
-    async fn delete(&self, tenant_id: &str, id: Uuid) -> Result<Option<MemoryRecord>> {
-        let sql = format!(
-            "DELETE FROM memories WHERE id = ? AND +tenant_id = ? RETURNING {RECORD_COLUMNS}"
-        );
+    async fn delete_many(&self, tenant_id: &str, ids: &[Uuid]) -> Result<Vec<MemoryRecord>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
         let mut tx = self
             .db
             .begin_write()
             .await
             .map_err(failed("starting a write"))?;
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(id.to_string())
-            .bind(tenant_id)
-            .fetch_optional(&mut *tx)
+        let rows = delete_statement::<Sqlite>("+tenant_id", tenant_id, ids)
+            .build()
+            .fetch_all(&mut *tx)
             .await
-            .map_err(failed("deleting a memory"))?;
-        let deleted = row
-            .map(|row| record(&row))
-            .transpose()?
-            .map(|(_, record)| record);
-        // Only a delete that found the record changed anything: another tenant's delete of
-        // the id neither evicts it nor holds back fills.
+            .map_err(failed("deleting memories"))?;
+        let deleted = rows
+            .iter()
+            .map(|row| record(row).map(|(_, record)| record))
+            .collect::<Result<Vec<_>>>()?;
+        if !deleted.is_empty() {
+            let gone: Vec<Uuid> = deleted.iter().map(|record| record.id).collect();
+            versions::forget_many_statement::<Sqlite>(tenant_id, &gone)
+                .build()
+                .execute(&mut *tx)
+                .await
+                .map_err(failed("deleting memories' versions"))?;
+        }
+        // Only a delete that found records changed anything: another tenant's delete of the
+        // ids neither evicts them nor holds back fills.
         let committed = tx.commit().await;
-        if deleted.is_some() {
-            self.cache.invalidate([id]);
+        if !deleted.is_empty() {
+            self.cache
+                .invalidate(deleted.iter().map(|record| record.id));
         }
         committed.map_err(failed("committing a delete"))?;
-        if let Some(record) = &deleted {
+        for record in &deleted {
             self.contents
                 .remove(tenant_id, &record.scope(), &record.content_hash);
             self.lexical.remove(tenant_id, record.id);
         }
         Ok(deleted)
+    }
+
+    async fn expired(
+        &self,
+        layer: crate::model::Layer,
+        before: crate::model::Timestamp,
+        limit: usize,
+    ) -> Result<Vec<(String, Uuid)>> {
+        let rows: Vec<(String, String)> = expired_statement::<Sqlite>(layer, before, limit)
+            .build_query_as()
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(failed("selecting expired memories"))?;
+        rows.into_iter()
+            .map(|(tenant_id, id)| Ok((tenant_id, parse_id(&id)?)))
+            .collect()
+    }
+
+    async fn select(
+        &self,
+        tenant_id: &str,
+        selection: &Selection,
+        limit: usize,
+    ) -> Result<Vec<Uuid>> {
+        let ids: Vec<String> = select_statement::<Sqlite>(tenant_id, selection, limit)
+            .build_query_scalar()
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(failed("selecting memories"))?;
+        ids.iter().map(|id| parse_id(id)).collect()
+    }
+
+    async fn versions(&self, tenant_id: &str, id: Uuid, limit: usize) -> Result<Vec<MemoryRecord>> {
+        let rows = versions::history_statement::<Sqlite>(tenant_id, id, limit)
+            .build()
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(failed("reading a memory's versions"))?;
+        rows.iter()
+            .map(|row| rows::version(row).map(|(record, _)| record))
+            .collect()
+    }
+
+    async fn versions_at(
+        &self,
+        tenant_id: &str,
+        filter: &MemoryFilter,
+        at: crate::model::Timestamp,
+        limit: usize,
+    ) -> Result<Vec<(MemoryRecord, Vec<f32>)>> {
+        let rows = versions::valid_at_statement::<Sqlite>(tenant_id, filter, at, limit)
+            .build()
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(failed("reading past versions"))?;
+        rows.iter().map(rows::version).collect()
     }
 
     async fn list(&self, tenant_id: &str, query: &ListQuery) -> Result<ListPage> {
@@ -593,6 +678,9 @@ mod tests {
             embedder_id: "old-embedder".into(),
             created_at: 1,
             updated_at: 1,
+            valid_from: 1,
+            valid_to: None,
+            version: 1,
         };
         let vector = vec![1.0, 0.0];
         store

@@ -15,13 +15,20 @@ use serde_json::Value;
 pub const ALPHA_TOKEN: &str = "alpha-secret-token";
 pub const BETA_TOKEN: &str = "beta-secret-token";
 
-/// A config with a temp data dir on 127.0.0.1:0.
+/// A config with a temp data dir on 127.0.0.1:0; with `AETERNA_TEST_BACKEND=postgres`, the
+/// records and agent tables in the test PostgreSQL, in a schema named after the dir (so a
+/// restart in the same dir finds them).
 pub fn config(dir: &tempfile::TempDir) -> Config {
-    Config {
+    let mut config = Config {
         listen: "127.0.0.1:0".parse().expect("addr"),
         data_dir: Some(dir.path().to_path_buf()),
         ..Config::default()
+    };
+    if aeterna_testkit::profile::backend() == aeterna_testkit::profile::Backend::Postgres {
+        config.database_url = Some(aeterna_testkit::profile::database_url());
+        config.memory.postgres.schema = aeterna_testkit::profile::test_schema(dir.path());
     }
+    config
 }
 
 /// Two tenants: alpha (user ann in project p1 by default) and beta.
