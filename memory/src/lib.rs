@@ -16,6 +16,7 @@
 //!   knowledge.
 //! * [`migrate`]: copying an embedded deployment into PostgreSQL (`aeterna migrate`).
 
+pub mod bundle;
 mod config;
 pub mod embed;
 pub mod error;

@@ -120,11 +120,7 @@ impl AppState {
                 })?,
             Some(url) => {
                 let shown = aeterna_redact::redact_url_password(url);
-                let db = PgDatabase::connect(url, &config.memory.postgres)
-                    .await
-                    .with_context(|| {
-                        format!("cannot use the PostgreSQL database at {shown} (database_url)")
-                    })?;
+                let db = connect_postgres(&config, url).await?;
                 tracing::info!(database = %shown, "memory and agents on PostgreSQL");
                 MemoryService::open_postgres(db, config.memory.clone(), embedder)
                     .await
@@ -254,4 +250,15 @@ fn expire_in_background(memory: &Arc<MemoryService>, context: &Arc<ContextArchit
             tokio::time::sleep(interval).await;
         }
     });
+}
+
+/// The PostgreSQL of `database_url` (`url`), migrated, with `[memory.postgres]`'s pool and
+/// schema; the error names the database without its password.
+pub(crate) async fn connect_postgres(config: &Config, url: &str) -> anyhow::Result<PgDatabase> {
+    PgDatabase::connect(url, &config.memory.postgres)
+        .await
+        .with_context(|| {
+            let shown = aeterna_redact::redact_url_password(url);
+            format!("cannot use the PostgreSQL database at {shown} (database_url)")
+        })
 }

@@ -3,6 +3,7 @@
 //! PostgreSQL, where each temporary dir stands for a schema of its own
 //! ([`aeterna_testkit::profile`]; `scripts/test` runs both).
 
+mod bundle;
 mod concurrency;
 mod conflicts;
 mod crud;

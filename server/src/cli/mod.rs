@@ -6,8 +6,10 @@ use clap::{Parser, Subcommand};
 
 pub mod backup;
 pub mod bridge;
+pub mod export;
 pub mod ext;
 pub mod hooks;
+pub mod import;
 pub mod knowledge;
 pub mod migrate;
 pub mod purge;
@@ -38,6 +40,10 @@ pub enum Command {
     Migrate(migrate::MigrateArgs),
     /// Forget everything one tenant owns (memories, vectors, versions, agents' records).
     Purge(purge::PurgeArgs),
+    /// Write everything one tenant owns into a bundle file (or Markdown files to read).
+    Export(export::ExportArgs),
+    /// Read a bundle (or another tool's memory) into the configured stores; idempotent.
+    Import(import::ImportArgs),
     /// Handle one coding-agent hook: the event's JSON on stdin, context for the model on stdout.
     Hook(hooks::HookArgs),
     /// Install or remove the hooks that give a coding agent memory (Claude Code).
@@ -87,6 +93,8 @@ pub fn main() -> ExitCode {
             Command::Backup(args) => backup::run(args).await,
             Command::Migrate(args) => migrate::run(args).await,
             Command::Purge(args) => purge::run(args).await,
+            Command::Export(args) => export::run(args).await,
+            Command::Import(args) => import::run(args).await,
             Command::Hook(_) | Command::Hooks(_) | Command::Knowledge(_) => {
                 unreachable!("handled before the runtime")
             }

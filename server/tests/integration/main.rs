@@ -8,6 +8,7 @@ mod standin;
 mod backup;
 mod claims;
 mod domain;
+mod export_import;
 mod ext_cli;
 mod hooks;
 mod http_api;
