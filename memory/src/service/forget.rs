@@ -5,7 +5,8 @@
 //! One path removes memories for all of them: the records, tags, vectors (durable copy and
 //! index, Qdrant too) and past versions go in one transaction per batch, the record cache and
 //! the lexical index forget them, and a [`MemoryChange`] per scope tells every cache (context
-//! summaries, other instances) to let go. Each forget, retention pass and purge writes one
+//! summaries, other instances) to let go; notes that linked a forgotten note are rewritten
+//! without the link. Each forget, retention pass and purge writes one
 //! `memory_audit` row naming who, the selection and the ids — never the content.
 
 use std::collections::BTreeSet;
@@ -16,8 +17,11 @@ use uuid::Uuid;
 
 use super::MemoryService;
 use crate::error::{MemoryError, Result};
-use crate::model::{Identity, Layer, MemoryChange, MemoryFilter, Scope, Timestamp, now_millis};
-use crate::storage::Selection;
+use crate::model::{
+    Identity, Layer, MemoryChange, MemoryFilter, MemoryPatch, MemoryRecord, Scope, Timestamp,
+    UpdateMode, kind, now_millis,
+};
+use crate::storage::{ListQuery, Selection};
 use crate::validate;
 
 /// Memories removed per transaction.
@@ -211,7 +215,8 @@ impl MemoryService {
             if ids.is_empty() {
                 break;
             }
-            total += self.remove(tenant_id, &ids).await?.0;
+            // Every note goes: nothing is left to unlink.
+            total += self.remove_records(tenant_id, &ids).await?.0;
         }
         // Children first: the reverse of the order the tables are copied in.
         for table in crate::migrate::AGENT_TABLES.iter().rev() {
@@ -232,8 +237,24 @@ impl MemoryService {
 
     /// Removes the records `ids` of `tenant_id` everywhere they are held; returns how many
     /// existed, and their scopes.
+    /// Removes `ids`, then takes the links to the notes among them out of the notes left
+    /// ([`unlink_notes`](Self::unlink_notes)).
     async fn remove(&self, tenant_id: &str, ids: &[Uuid]) -> Result<(usize, BTreeSet<Scope>)> {
-        let (mut removed, mut touched) = (0, BTreeSet::new());
+        let (removed, touched, notes) = self.remove_records(tenant_id, ids).await?;
+        if !notes.is_empty() {
+            self.unlink_notes(tenant_id, &notes).await?;
+        }
+        Ok((removed, touched))
+    }
+
+    /// Removes `ids` (records, tags, vectors, versions); returns how many, their scopes and
+    /// the notes among them.
+    async fn remove_records(
+        &self,
+        tenant_id: &str,
+        ids: &[Uuid],
+    ) -> Result<(usize, BTreeSet<Scope>, Vec<(Uuid, Scope)>)> {
+        let (mut removed, mut touched, mut notes) = (0, BTreeSet::new(), Vec::new());
         for batch in ids.chunks(BATCH) {
             let _write = self.writes.lock().await;
             let deleted = self.records.delete_many(tenant_id, batch).await?;
@@ -246,6 +267,12 @@ impl MemoryService {
                 .await;
             drop(_write);
             removed += deleted.len();
+            notes.extend(
+                deleted
+                    .iter()
+                    .filter(|record| record.kind == kind::NOTE)
+                    .map(|record| (record.id, record.scope())),
+            );
             let scopes: BTreeSet<Scope> = deleted.iter().map(|record| record.scope()).collect();
             for scope in scopes {
                 // Nobody listening is fine.
@@ -256,7 +283,107 @@ impl MemoryService {
                 touched.insert(scope);
             }
         }
-        Ok((removed, touched))
+        Ok((removed, touched, notes))
+    }
+
+    /// Notes link earlier notes of their scope: the id in `metadata.related` and a "Related
+    /// notes" line with the linked note's title and description. A forgotten note must not
+    /// live on there, so every note of the scope that links one is rewritten without the
+    /// link — as a fix, since a kept version would keep it. Returns how many were rewritten.
+    async fn unlink_notes(&self, tenant_id: &str, forgotten: &[(Uuid, Scope)]) -> Result<usize> {
+        let ids: BTreeSet<Uuid> = forgotten.iter().map(|(id, _)| *id).collect();
+        let scopes: BTreeSet<&Scope> = forgotten.iter().map(|(_, scope)| scope).collect();
+        let links = |record: &MemoryRecord| {
+            record
+                .metadata
+                .get("related")
+                .and_then(serde_json::Value::as_array)
+                .is_some_and(|related| {
+                    related.iter().any(|id| {
+                        id.as_str()
+                            .and_then(|id| id.parse::<Uuid>().ok())
+                            .is_some_and(|id| ids.contains(&id))
+                    })
+                })
+        };
+        let mut rewritten = 0;
+        for scope in scopes {
+            let mut linking = Vec::new();
+            let mut before = None;
+            loop {
+                let query = ListQuery {
+                    filter: MemoryFilter {
+                        scopes: vec![scope.clone()],
+                        tags: Vec::new(),
+                        kinds: vec![kind::NOTE.to_owned()],
+                    },
+                    before,
+                    limit: BATCH,
+                    metadata_only: true,
+                };
+                let page = self.records.list(tenant_id, &query).await?;
+                linking.extend(
+                    page.items
+                        .iter()
+                        .filter(|note| links(note))
+                        .map(|note| note.id),
+                );
+                match page.next {
+                    Some(next) => before = Some(next),
+                    None => break,
+                }
+            }
+            let owner = Identity::owning(tenant_id, scope);
+            for id in linking {
+                let Some(note) = self.records.get(tenant_id, id).await? else {
+                    continue;
+                };
+                let content = note.content.as_deref().unwrap_or_default();
+                let mut kept: String = content
+                    .lines()
+                    .filter(|line| !ids.iter().any(|id| line.contains(&id.to_string())))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                if content.ends_with('\n') {
+                    kept.push('\n');
+                }
+                let mut metadata = note.metadata.clone();
+                if let Some(related) = metadata
+                    .get_mut("related")
+                    .and_then(serde_json::Value::as_array_mut)
+                {
+                    related.retain(|id| {
+                        !id.as_str()
+                            .and_then(|id| id.parse::<Uuid>().ok())
+                            .is_some_and(|id| ids.contains(&id))
+                    });
+                }
+                let patch = MemoryPatch {
+                    content: Some(kept),
+                    metadata: Some(metadata),
+                    mode: Some(UpdateMode::Fix),
+                    ..MemoryPatch::default()
+                };
+                match self.update(&owner, id, patch).await {
+                    Ok(_) => rewritten += 1,
+                    // Forgotten meanwhile: nothing links any more.
+                    Err(MemoryError::NotFound(_)) => {}
+                    // The forget itself is done; say which note still links.
+                    Err(error) => tracing::warn!(
+                        note = %id,
+                        %error,
+                        "cannot take a forgotten note's link out of this note; forget or edit it"
+                    ),
+                }
+            }
+        }
+        if rewritten > 0 {
+            tracing::info!(
+                rewritten,
+                "took forgotten notes out of the notes linking them"
+            );
+        }
+        Ok(rewritten)
     }
 
     async fn audit(

@@ -223,3 +223,87 @@ async fn a_purge_removes_one_tenant_and_nothing_of_another() {
     assert_eq!(audit(&service, "acme").await[0].1, "purge");
     assert!(audit(&service, "globex").await.is_empty());
 }
+
+#[tokio::test]
+async fn a_forgotten_note_is_taken_out_of_the_notes_that_link_it() {
+    let (_dir, service) = open_temp().await;
+    let who = alice();
+    let note = |content: String, related: Vec<String>| aeterna_memory::NewMemory {
+        layer: Layer::Project,
+        content,
+        tags: Vec::new(),
+        metadata: serde_json::json!({ "title": "a note", "related": related }),
+        kind: Some(aeterna_memory::kind::NOTE.into()),
+    };
+    let earlier = service
+        .add(
+            &who,
+            note(
+                "# Rotating the staging signing key\n\nUse the vault CLI.\n".into(),
+                vec![],
+            ),
+        )
+        .await
+        .unwrap()
+        .record;
+    let other = service
+        .add(&who, note("# Pinning the toolchain\n".into(), vec![]))
+        .await
+        .unwrap()
+        .record;
+    let linking = service
+        .add(
+            &who,
+            note(
+                format!(
+                    "# Key rotation, again\n\n## Related notes\n\n\
+                     - [Rotating the staging signing key](aeterna://notes/{}) — Use the vault CLI.\n\
+                     - [Pinning the toolchain](aeterna://notes/{})\n\nDone.\n",
+                    earlier.id, other.id
+                ),
+                vec![earlier.id.to_string(), other.id.to_string()],
+            ),
+        )
+        .await
+        .unwrap()
+        .record;
+
+    let outcome = service
+        .forget(
+            &who,
+            ForgetRequest {
+                ids: vec![earlier.id],
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.forgotten, 1);
+
+    let rewritten = service.get(&who, linking.id).await.unwrap();
+    let content = rewritten.content.unwrap();
+    assert!(!content.contains(&earlier.id.to_string()), "{content}");
+    assert!(
+        !content.contains("Rotating the staging signing key"),
+        "{content}"
+    );
+    assert!(
+        content.contains(&format!("aeterna://notes/{}", other.id)),
+        "{content}"
+    );
+    assert!(content.starts_with("# Key rotation, again") && content.ends_with("Done.\n"));
+    assert_eq!(
+        rewritten.metadata["related"],
+        serde_json::json!([other.id.to_string()])
+    );
+    // A fix, not a new version: no history keeps the link.
+    assert_eq!(rewritten.version, 1);
+    let history = service.history(&who, linking.id).await.unwrap();
+    assert_eq!(history.versions.len(), 1);
+    let hits = found(&service, &who, "rotating the staging signing key vault CLI").await;
+    assert!(
+        hits.iter()
+            .all(|hit| !hit.contains("Rotating the staging signing key")),
+        "the forgotten note's words are searchable nowhere: {hits:?}"
+    );
+}
