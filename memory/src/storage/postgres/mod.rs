@@ -6,6 +6,7 @@
 //! in-memory vector index follows the others' writes through `memory_changes`
 //! (see [`PgRecordStore`]).
 
+mod lexical;
 mod nodelay;
 mod records;
 
