@@ -600,3 +600,39 @@ async fn the_original_shape_is_unchanged_beside_the_cc_memex_shape() {
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
     server.server.shutdown().await.expect("shutdown");
 }
+
+#[tokio::test]
+async fn secrets_are_redacted_before_the_job_row_is_written() {
+    // No worker: what the queue holds is what the request left in storage.
+    let server = TestServer::start(|config| {
+        keys(config);
+        config.rest.ingest_workers = 0;
+    })
+    .await;
+    let token = "ghp_Tk9sY2FsRGV2VG9rZW5Gb3JUZXN0czEyMzQ1Ng";
+    let body = json!({
+        "user_id": "user-123",
+        "session_id": "session-abc",
+        "text_content": format!("CI pushes with GITHUB_TOKEN={token} to the release repo"),
+        "metadata": { "env": { "DB_PASSWORD": "DB_PASSWORD=hunter2hunter2" } },
+    })
+    .to_string();
+    let id = accepted(&server, EXAMPLE_KEY, &body).await;
+    let (text, metadata): (String, String) =
+        aeterna_memory::with_pool!(server.server.state().memory.database(), |pool| {
+            sqlx::query_as(
+                "SELECT text_content, metadata FROM ingest_jobs WHERE tenant_id = $1 AND id = $2",
+            )
+            .bind("acme")
+            .bind(&id)
+            .fetch_one(pool)
+            .await
+        })
+        .expect("the job row");
+    assert!(
+        !text.contains(token) && text.contains("[REDACTED:github-token]"),
+        "{text}"
+    );
+    assert!(!metadata.contains("hunter2"), "{metadata}");
+    server.server.shutdown().await.expect("shutdown");
+}

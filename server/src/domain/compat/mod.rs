@@ -551,9 +551,15 @@ pub async fn ingest_cc_memex(
     let who = caller.identity(&fields)?;
     let layer = default_layer(&who, "`user_id` or `session_id`")?;
     let params = queue.chunk_params();
-    // Secrets are redacted before the job row is written: the queue is storage too.
+    // Secrets are redacted before the job row is written, as the memory service would: the
+    // queue is storage too.
+    let redact = memory_config.redact_secrets;
     let (text, tokens) = tokio::task::spawn_blocking(move || {
-        let text = aeterna_memory::redaction::text("text_content", text);
+        let text = if redact {
+            aeterna_memory::redaction::text("text_content", text)
+        } else {
+            text
+        };
         let tokens = aeterna_context::Tokenizer::get().map(|tokenizer| tokenizer.count(&text));
         (text, tokens)
     })
@@ -579,9 +585,13 @@ pub async fn ingest_cc_memex(
             text,
             source_type,
             source_name,
-            metadata: match aeterna_memory::redaction::metadata(Value::Object(metadata)) {
-                Value::Object(metadata) => metadata,
-                _ => Map::new(),
+            metadata: if redact {
+                match aeterna_memory::redaction::metadata(Value::Object(metadata)) {
+                    Value::Object(metadata) => metadata,
+                    _ => Map::new(),
+                }
+            } else {
+                metadata
             },
         })
         .await?;
