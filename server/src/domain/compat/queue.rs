@@ -237,22 +237,42 @@ impl QueueStore {
         let now = now_millis();
         let token = Uuid::now_v7().to_string();
         let context = "claiming an ingest job";
-        const SQLITE: &str = "UPDATE ingest_jobs SET state = 'PROCESSING', \
-             attempts = attempts + 1, claim_token = $1, claimed_at = $2, updated_at = $3 \
-             WHERE (tenant_id, id) IN (SELECT tenant_id, id FROM ingest_jobs \
-                WHERE (state = 'QUEUED' AND run_after <= $4) \
-                   OR (state = 'PROCESSING' AND claimed_at < $5) \
-                ORDER BY created_at, id LIMIT 1) \
-             RETURNING tenant_id, id, identity, layer, text_content, source_type, source_name, \
-                metadata, attempts";
-        const POSTGRES: &str = "UPDATE ingest_jobs SET state = 'PROCESSING', \
-             attempts = attempts + 1, claim_token = $1, claimed_at = $2, updated_at = $3 \
-             WHERE (tenant_id, id) IN (SELECT tenant_id, id FROM ingest_jobs \
-                WHERE (state = 'QUEUED' AND run_after <= $4) \
-                   OR (state = 'PROCESSING' AND claimed_at < $5) \
-                ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED) \
-             RETURNING tenant_id, id, identity, layer, text_content, source_type, source_name, \
-                metadata, attempts";
+        // The claim, with PostgreSQL's row lock as the one difference between the backends.
+        macro_rules! claim_sql {
+            ($lock:literal) => {
+                concat!(
+                    "UPDATE ingest_jobs SET state = 'PROCESSING', attempts = attempts + 1, \
+                     claim_token = $1, claimed_at = $2, updated_at = $3 \
+                     WHERE (tenant_id, id) IN (SELECT tenant_id, id FROM ingest_jobs \
+                        WHERE (state = 'QUEUED' AND run_after <= $4) \
+                           OR (state = 'PROCESSING' AND claimed_at < $5) \
+                        ORDER BY created_at, id LIMIT 1",
+                    $lock,
+                    ") RETURNING tenant_id, id, identity, layer, text_content, source_type, \
+                     source_name, metadata, attempts"
+                )
+            };
+        }
+        const SQLITE: &str = claim_sql!("");
+        const POSTGRES: &str = claim_sql!(" FOR UPDATE SKIP LOCKED");
+        // An idle worker polls: it looks with a plain read (no write lock, no transaction on
+        // SQLite's one writer connection) and claims only when a job is there to take.
+        let due: Option<i32> = with_pool!(&self.db, |pool| {
+            sqlx::query_scalar(
+                "SELECT 1 FROM ingest_jobs \
+                 WHERE (state = 'QUEUED' AND run_after <= $1) \
+                    OR (state = 'PROCESSING' AND claimed_at < $2) \
+                 LIMIT 1",
+            )
+            .bind(now)
+            .bind(abandoned_before)
+            .fetch_optional(pool)
+            .await
+        })
+        .map_err(failed(context))?;
+        if due.is_none() {
+            return Ok(None);
+        }
         let mut tx = self.db.begin_write().await.map_err(failed(context))?;
         let sql = match &tx {
             Transaction::Postgres(_) => POSTGRES,
